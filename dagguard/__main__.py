@@ -1,0 +1,3 @@
+from dagguard.cli import main
+
+main()

@@ -1,0 +1,116 @@
+"""A throwaway PostgreSQL cluster on 127.0.0.1 in a temp dir, for tests that need the real server."""
+
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class PostgresUnavailable(RuntimeError):
+    """No PostgreSQL server binaries were found on this machine."""
+
+
+@dataclass(frozen=True)
+class PostgresServer:
+    data_dir: Path
+    port: int
+    bindir: Path
+    run_as: str | None
+
+    @property
+    def dsn(self) -> str:
+        """libpq connection string for the superuser database."""
+        return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+
+    @property
+    def sqlalchemy_url(self) -> str:
+        return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/postgres"
+
+    def create_database(self, name: str) -> str:
+        """Create a fresh database and return its libpq DSN."""
+        _run([str(self.bindir / "createdb"), "-h", "127.0.0.1", "-p", str(self.port),
+              "-U", "postgres", name], self.run_as)
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"
+
+    def stop(self) -> None:
+        _run([str(self.bindir / "pg_ctl"), "-D", str(self.data_dir), "-m", "fast", "-w", "stop"],
+             self.run_as, check=False)
+
+
+def find_bindir() -> Path:
+    """Where initdb and pg_ctl live: PATH, then `pg_config --bindir`, then Debian's layout."""
+    pg_ctl = shutil.which("pg_ctl")
+    candidates = [Path(os.path.realpath(pg_ctl)).parent] if pg_ctl else []
+    if shutil.which("pg_config"):
+        out = subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True)
+        if out.returncode == 0:
+            candidates.append(Path(out.stdout.strip()))
+    candidates += [Path(p) for p in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)]
+    for bindir in candidates:
+        if (bindir / "initdb").exists() and (bindir / "pg_ctl").exists():
+            return bindir
+    raise PostgresUnavailable("initdb/pg_ctl not found; install Debian's postgresql package")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _run(cmd: list[str], run_as: str | None, check: bool = True) -> subprocess.CompletedProcess:
+    # PostgreSQL refuses to run as root, so as root we drop to the 'postgres' system user.
+    if run_as:
+        cmd = ["runuser", "-u", run_as, "--", *cmd]
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    if check and result.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+def start_postgres(base_dir: Path) -> PostgresServer:
+    """initdb a new cluster under base_dir and start it on a free loopback port."""
+    bindir = find_bindir()
+    run_as = None
+    if os.geteuid() == 0:
+        run_as = "postgres"
+        pwd.getpwnam(run_as)  # KeyError if the package did not create the user
+        base_dir.mkdir(parents=True, exist_ok=True)
+        shutil.chown(base_dir, user=run_as)
+        # The postgres user must be able to reach the temp dir.
+        for parent in base_dir.parents:
+            if str(parent) in ("/", "/tmp"):
+                break
+            os.chmod(parent, os.stat(parent).st_mode | 0o011)
+    data_dir = base_dir / "data"
+    socket_dir = base_dir / "sock"
+    socket_dir.mkdir(exist_ok=True)
+    if run_as:
+        shutil.chown(socket_dir, user=run_as)
+    _run([str(bindir / "initdb"), "-D", str(data_dir), "-U", "postgres", "--auth=trust",
+          "-E", "UTF8", "--no-sync"], run_as)
+    port = _free_port()
+    options = f"-p {port} -k {socket_dir} -c listen_addresses=127.0.0.1 -c fsync=off"
+    _run([str(bindir / "pg_ctl"), "-D", str(data_dir), "-o", options,
+          "-l", str(base_dir / "server.log"), "-w", "-t", "60", "start"], run_as)
+    server = PostgresServer(data_dir=data_dir, port=port, bindir=bindir, run_as=run_as)
+    _wait_until_ready(server)
+    return server
+
+
+def _wait_until_ready(server: PostgresServer, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready = subprocess.run([str(server.bindir / "pg_isready"), "-h", "127.0.0.1",
+                                "-p", str(server.port)], capture_output=True)
+        if ready.returncode == 0:
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"PostgreSQL on port {server.port} did not become ready")
