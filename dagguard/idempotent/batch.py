@@ -1,0 +1,111 @@
+"""Rows as users hand them over (dicts, tuples + columns, a DataFrame, an Arrow table),
+turned into one shape: column names plus a list of tuples."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+from dagguard.idempotent.errors import IntervalViolationError
+from dagguard.idempotent.identifiers import validate_identifier
+
+
+@dataclass(frozen=True)
+class Batch:
+    """The rows to write: `columns` names each position of every tuple in `rows`."""
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+
+    def index(self, column: str) -> int:
+        """Position of `column` in each row."""
+        return self.columns.index(column)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+def _from_arrow(table: Any) -> Batch:
+    columns = tuple(table.column_names)
+    values = [table.column(i).to_pylist() for i in range(len(columns))]
+    return Batch(columns, tuple(zip(*values)) if values else ())
+
+
+def _from_dicts(rows: list[Mapping[str, Any]], columns: Sequence[str] | None) -> Batch:
+    names = tuple(columns) if columns else tuple(rows[0].keys())
+    expected = set(names)
+    out = []
+    for number, row in enumerate(rows):
+        if set(row.keys()) != expected:
+            raise IntervalViolationError(
+                f"row {number} has columns {sorted(row.keys())}, expected {sorted(expected)}; "
+                f"every dict in the batch needs the same keys")
+        out.append(tuple(row[name] for name in names))
+    return Batch(names, tuple(out))
+
+
+def to_batch(rows: Any, columns: Sequence[str] | None = None) -> Batch:
+    """Normalise `rows` into a Batch; `columns` is required for tuples and for an empty batch."""
+    if rows is None:
+        rows = []
+    if hasattr(rows, "to_arrow") and not hasattr(rows, "column_names"):
+        rows = rows.to_arrow()  # polars / duckdb relations
+    if hasattr(rows, "column_names") and hasattr(rows, "to_pylist"):  # pyarrow Table/RecordBatch
+        batch = _from_arrow(rows)
+    elif hasattr(rows, "to_dict") and hasattr(rows, "columns"):  # pandas DataFrame
+        frame = rows
+        names = tuple(str(c) for c in frame.columns)
+        batch = Batch(names, tuple(tuple(r) for r in frame.itertuples(index=False, name=None)))
+        batch = Batch(names, tuple(tuple(_unpandas(v) for v in r) for r in batch.rows))
+    else:
+        materialised = list(rows) if not isinstance(rows, list) else rows
+        if not materialised:
+            batch = Batch(tuple(columns or ()), ())
+        elif isinstance(materialised[0], Mapping):
+            batch = _from_dicts(materialised, columns)
+        else:
+            if not columns:
+                raise IntervalViolationError(
+                    "rows are tuples, so pass columns=[...] naming their positions")
+            width = len(columns)
+            for number, row in enumerate(materialised):
+                if len(row) != width:
+                    raise IntervalViolationError(
+                        f"row {number} has {len(row)} values, expected {width} ({', '.join(columns)})")
+            batch = Batch(tuple(columns), tuple(tuple(r) for r in materialised))
+    for column in batch.columns:
+        validate_identifier(column, "column")
+    if len(set(batch.columns)) != len(batch.columns):
+        raise IntervalViolationError(f"the batch names a column twice: {list(batch.columns)}")
+    return batch
+
+
+def _unpandas(value: Any) -> Any:
+    # pandas hands out Timestamp / NaT / numpy scalars; the drivers want plain Python values.
+    if value is None:
+        return None
+    kind = type(value).__name__
+    if kind == "NaTType":
+        return None
+    if kind == "Timestamp":
+        return value.to_pydatetime()
+    if hasattr(value, "item") and type(value).__module__ == "numpy":
+        return value.item()
+    try:
+        if value != value:  # NaN
+            return None
+    except (TypeError, ValueError):
+        pass
+    return value
+
+
+def with_column(batch: Batch, column: str, value: Any) -> Batch:
+    """A copy of `batch` with `column` appended, holding `value` in every row."""
+    return Batch(batch.columns + (column,), tuple(row + (value,) for row in batch.rows))
+
+
+def replace_column(batch: Batch, column: str, values: Iterable[Any]) -> Batch:
+    """A copy of `batch` whose `column` holds `values`."""
+    at = batch.index(column)
+    rows = tuple(row[:at] + (value,) + row[at + 1:] for row, value in zip(batch.rows, values))
+    return Batch(batch.columns, rows)

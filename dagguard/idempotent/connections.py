@@ -1,0 +1,94 @@
+"""Turn what the user passed as `conn` into an Engine: a DB-API connection, a URL, or an
+Airflow connection id (through Airflow's own hooks)."""
+
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Iterator
+from urllib.parse import unquote
+
+from dagguard.idempotent.engines import Engine, engine_for
+from dagguard.idempotent.errors import ConnectionFailedError, UnsupportedConnectionError
+
+
+@dataclass(frozen=True)
+class ParsedUrl:
+    """A database URL reduced to what the drivers need."""
+
+    dialect: str  # sqlite | duckdb | postgres
+    target: str  # a file path, ":memory:", or a libpq URI
+
+
+def parse_url(url: str) -> ParsedUrl:
+    """Accept SQLAlchemy-style URLs: sqlite:///rel.db, sqlite:////abs.db, duckdb:///x.duckdb,
+    postgresql[+driver]://user@host:port/db (and postgres://)."""
+    scheme, _, rest = url.partition("://")
+    if not rest and not url.endswith("://"):
+        raise UnsupportedConnectionError(f"{url!r} is not a database URL (e.g. sqlite:///path.db)")
+    base = scheme.split("+")[0].lower()
+    if base in ("sqlite", "duckdb"):
+        path = rest[1:] if rest.startswith("/") else rest
+        return ParsedUrl(base, unquote(path.split("?")[0]) or ":memory:")
+    if base in ("postgresql", "postgres"):
+        return ParsedUrl("postgres", "postgresql://" + rest)
+    raise UnsupportedConnectionError(
+        f"unsupported database URL scheme {scheme!r}; use sqlite://, duckdb:// or postgresql://")
+
+
+def redact(url: str) -> str:
+    """The URL with its password replaced, for messages."""
+    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+
+
+def connect_url(url: str, read_only: bool = False) -> Any:
+    """Open a DB-API connection for a URL; ConnectionFailedError with the driver's reason."""
+    parsed = parse_url(url)
+    try:
+        if parsed.dialect == "sqlite":
+            from dagguard.idempotent.engines.sqlite import connect_sqlite
+
+            return connect_sqlite(parsed.target, read_only=read_only)
+        if parsed.dialect == "duckdb":
+            import duckdb
+
+            return duckdb.connect(parsed.target, read_only=read_only and parsed.target != ":memory:")
+        import psycopg
+
+        return psycopg.connect(parsed.target)
+    except ImportError as exc:
+        raise UnsupportedConnectionError(
+            f"{parsed.dialect} URLs need the {exc.name} package: pip install 'dagguard[{parsed.dialect}]'") from exc
+    except Exception as exc:  # the drivers' own OperationalError/IOException
+        reason = " ".join(str(exc).split())
+        raise ConnectionFailedError(f"cannot connect to {redact(url)}: {reason}") from exc
+
+
+def connect_airflow(conn_id: str) -> Any:
+    """A DB-API connection from Airflow's hook for `conn_id` (SqliteHook, PostgresHook, ...)."""
+    from dagguard.idempotent.errors import require_airflow
+
+    require_airflow(f"conn_id={conn_id!r}")
+    from airflow.sdk import BaseHook
+
+    connection = BaseHook.get_connection(conn_id)
+    hook = connection.get_hook()
+    if not hasattr(hook, "get_conn"):
+        raise UnsupportedConnectionError(
+            f"Airflow connection {conn_id!r} (type {connection.conn_type}) has no DB-API hook")
+    return hook.get_conn()
+
+
+@contextmanager
+def open_engine(conn: Any) -> Iterator[Engine]:
+    """An Engine for `conn`; connections dagguard opened itself are closed afterwards."""
+    if isinstance(conn, str):
+        dbapi = connect_url(conn) if "://" in conn else connect_airflow(conn)
+        engine = engine_for(dbapi)
+        try:
+            yield engine
+        finally:
+            engine.close()
+    else:
+        yield engine_for(conn)

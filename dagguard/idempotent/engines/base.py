@@ -1,0 +1,105 @@
+"""What write_interval needs from a database, whatever the engine."""
+
+from __future__ import annotations
+
+import uuid
+from abc import ABC, abstractmethod
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from dagguard.idempotent.batch import Batch
+from dagguard.idempotent.capabilities import Features, features_for
+from dagguard.idempotent.identifiers import TableName, quote_identifier
+
+
+class Engine(ABC):
+    """A DB-API connection plus the engine-specific parts of a write.
+
+    `transaction()` opens the one transaction a write runs in and takes the engine's lock for
+    the interval; everything else runs inside it.
+    """
+
+    dialect: str = ""
+    # Writers that lose a write-write conflict are retried this many times in all (DuckDB).
+    max_attempts: int = 1
+    # False where timestamps are text we format ourselves (SQLite): no naive/aware distinction.
+    typed_timestamps: bool = True
+
+    def __init__(self, connection: Any) -> None:
+        self.connection = connection
+        self.version = self._detect_version()
+        self.features: Features = features_for(self.dialect, self.version)
+
+    # -- engine specifics --------------------------------------------------------------------
+    @abstractmethod
+    def _detect_version(self) -> tuple[int, ...]:
+        """The server or library version, read from the database at run time."""
+
+    @abstractmethod
+    @contextmanager
+    def transaction(self, lock_key: str) -> Iterator[None]:
+        """Begin, lock the interval named by `lock_key`, commit on success, roll back on error."""
+
+    @abstractmethod
+    def execute(self, sql: str, params: tuple[Any, ...] = ()) -> int:
+        """Run one statement with `?` placeholders; return its row count."""
+
+    @abstractmethod
+    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """Run one query with `?` placeholders; return all rows."""
+
+    @abstractmethod
+    def table_columns(self, table: TableName) -> dict[str, str] | None:
+        """Column name -> declared type of `table`, or None when the table does not exist."""
+
+    @abstractmethod
+    def load_staging(self, staging: str, batch: Batch) -> None:
+        """Bulk-load the batch into the (already created) staging table."""
+
+    @abstractmethod
+    def ledger_types(self) -> tuple[str, str, str]:
+        """SQL types for (text, integer, timestamp) columns of the ledger."""
+
+    def lock_for_ddl(self, name: str) -> None:
+        """Serialise creating a shared table across concurrent writers (PostgreSQL only)."""
+
+    def is_retryable(self, exc: BaseException) -> bool:
+        """True when `exc` is a conflict with a concurrent writer that a retry resolves."""
+        return False
+
+    # -- shared ------------------------------------------------------------------------------
+    def adapt(self, value: Any) -> Any:
+        """A Python value as this engine's driver should bind it."""
+        return value
+
+    def staging_name(self) -> str:
+        """A fresh, quoted name for a temporary staging table."""
+        return quote_identifier(f"dagguard_stage_{uuid.uuid4().hex[:12]}")
+
+    def create_staging(self, target: TableName, columns: tuple[str, ...]) -> str:
+        """An empty temp table with the batch's columns, typed like the target's."""
+        staging = self.staging_name()
+        cols = ", ".join(quote_identifier(c) for c in columns)
+        self.execute(f"CREATE TEMPORARY TABLE {staging} AS SELECT {cols} FROM {target.quoted} WHERE 1 = 0")
+        return staging
+
+    def drop_staging(self, staging: str) -> None:
+        """Drop the staging table before commit (PostgreSQL drops it on commit itself)."""
+        self.execute(f"DROP TABLE {staging}")
+
+    def close(self) -> None:
+        """Close the underlying connection."""
+        self.connection.close()
+
+    @property
+    def description(self) -> str:
+        """`postgres 15.8` and the like, for messages."""
+        return f"{self.dialect} {'.'.join(str(v) for v in self.version)}"
+
+
+def is_naive_timestamp(declared_type: str) -> bool:
+    """True for TIMESTAMP / timestamp without time zone, False for the tz-aware kinds."""
+    kind = declared_type.lower()
+    if "without time zone" in kind:
+        return True
+    return kind.startswith(("timestamp", "datetime")) and "time zone" not in kind and "tz" not in kind

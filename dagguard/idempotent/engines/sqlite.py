@@ -1,0 +1,87 @@
+"""SQLite through the standard library's sqlite3."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import contextmanager
+from datetime import date, datetime, timezone
+from typing import Any, Iterator
+
+from dagguard.idempotent.batch import Batch
+from dagguard.idempotent.engines.base import Engine
+from dagguard.idempotent.errors import IdempotentWriteError
+from dagguard.idempotent.identifiers import TableName, quote_identifier
+
+
+def sqlite_timestamp(value: datetime) -> str:
+    """UTC, fixed width, microseconds always present: text order is then time order."""
+    return value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f+00:00")
+
+
+class SqliteEngine(Engine):
+    """SQLite: `BEGIN IMMEDIATE` serialises writers; timestamps are stored as UTC text."""
+
+    dialect = "sqlite"
+    typed_timestamps = False
+
+    def _detect_version(self) -> tuple[int, ...]:
+        (version,) = self.connection.execute("SELECT sqlite_version()").fetchone()
+        return tuple(int(part) for part in version.split("."))
+
+    @contextmanager
+    def transaction(self, lock_key: str) -> Iterator[None]:
+        if self.connection.in_transaction:
+            raise IdempotentWriteError(
+                "the sqlite3 connection has an open transaction; commit or roll it back before "
+                "writing an interval, which runs in a transaction of its own")
+        # IMMEDIATE takes the write lock now, so a second writer of any interval waits (up to
+        # the connection's timeout) instead of interleaving with this one.
+        self.connection.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.connection.rollback()
+            raise
+        self.connection.commit()
+
+    def execute(self, sql: str, params: tuple[Any, ...] = ()) -> int:
+        return self.connection.execute(sql, tuple(self.adapt(p) for p in params)).rowcount
+
+    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        return self.connection.execute(sql, tuple(self.adapt(p) for p in params)).fetchall()
+
+    def adapt(self, value: Any) -> Any:
+        # sqlite3's default datetime adapters are deprecated and keep the offset as written,
+        # which breaks text comparison across offsets.
+        if isinstance(value, datetime):
+            return sqlite_timestamp(value) if value.tzinfo else value.isoformat(" ")
+        if isinstance(value, date):
+            return value.isoformat()
+        return value
+
+    def table_columns(self, table: TableName) -> dict[str, str] | None:
+        schema = quote_identifier(table.schema) + "." if table.schema else ""
+        rows = self.connection.execute(f"PRAGMA {schema}table_info({quote_identifier(table.name)})").fetchall()
+        return {row[1]: row[2] for row in rows} or None
+
+    def create_staging(self, target: TableName, columns: tuple[str, ...]) -> str:
+        staging = self.staging_name()
+        cols = ", ".join(quote_identifier(c) for c in columns)
+        self.execute(f"CREATE TEMPORARY TABLE {staging} AS SELECT {cols} FROM {target.quoted} WHERE 0")
+        return staging
+
+    def load_staging(self, staging: str, batch: Batch) -> None:
+        marks = ", ".join("?" for _ in batch.columns)
+        cols = ", ".join(quote_identifier(c) for c in batch.columns)
+        rows = (tuple(self.adapt(v) for v in row) for row in batch.rows)
+        self.connection.executemany(f"INSERT INTO {staging} ({cols}) VALUES ({marks})", rows)
+
+    def ledger_types(self) -> tuple[str, str, str]:
+        return "TEXT", "INTEGER", "TEXT"
+
+
+def connect_sqlite(path: str, read_only: bool = False) -> sqlite3.Connection:
+    """Open a database file; read-only opening fails instead of creating a missing file."""
+    if read_only:
+        return sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    return sqlite3.connect(path, timeout=60)

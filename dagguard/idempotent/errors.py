@@ -1,0 +1,54 @@
+"""Errors a DAG author can cause; each carries a message that says what to change."""
+
+from __future__ import annotations
+
+
+class IdempotentWriteError(Exception):
+    """Base class of every error raised by dagguard.idempotent."""
+
+
+class EmptyIntervalError(IdempotentWriteError):
+    """The run has no data interval to write (start == end, or no logical date)."""
+
+
+class IntervalViolationError(IdempotentWriteError):
+    """The batch does not fit the interval: rows outside it, NULL times or duplicate keys."""
+
+
+class InvalidIdentifierError(IdempotentWriteError, ValueError):
+    """A table or column name that is not a plain SQL identifier."""
+
+
+class TargetTableError(IdempotentWriteError):
+    """The target table is missing, lacks a column of the batch, or cannot take the strategy."""
+
+
+class UnsupportedConnectionError(IdempotentWriteError):
+    """A connection whose database or driver dagguard cannot write to."""
+
+
+class ConnectionFailedError(IdempotentWriteError):
+    """Opening a connection from a URL failed."""
+
+
+class ConcurrentWriteError(IdempotentWriteError):
+    """Another writer kept conflicting with this one after every retry."""
+
+
+class LedgerError(IdempotentWriteError):
+    """The ledger table cannot be read."""
+
+
+class AirflowRequiredError(IdempotentWriteError, ImportError):
+    """A helper that only makes sense inside Airflow was used without Airflow installed."""
+
+
+AIRFLOW_HINT = "install it with: pip install 'dagguard[airflow]'"
+
+
+def require_airflow(what: str) -> None:
+    """Raise AirflowRequiredError naming `what` when apache-airflow cannot be imported."""
+    try:
+        import airflow.sdk  # noqa: F401
+    except ImportError as exc:
+        raise AirflowRequiredError(f"{what} needs apache-airflow>=3; {AIRFLOW_HINT}") from exc

@@ -1,0 +1,95 @@
+"""IntervalMergeOperator: run a SQL query for the interval and write its rows idempotently.
+
+Imports Airflow at module import; dagguard.idempotent loads this module only on first access
+to IntervalMergeOperator.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Sequence
+
+from airflow.sdk import BaseOperator
+
+from dagguard.idempotent.connections import open_engine
+from dagguard.idempotent.decorator import run_info_from_context
+from dagguard.idempotent.interval import Interval, interval_from_context
+from dagguard.idempotent.write import WriteSpec, prepare_batch, write_batch
+from dagguard.idempotent.checksum import batch_checksum
+
+# `%(start)s` in source_sql, rewritten to each driver's named-parameter style.
+_NAMED = re.compile(r"%\((start|end|ds)\)s")
+_STYLE = {"sqlite": ":{}", "duckdb": "${}", "postgres": "%({})s"}
+
+
+def source_parameters(dialect: str, sql: str, interval: Interval, adapt: Any) -> tuple[str, dict[str, Any]]:
+    """`sql` with %(start)s / %(end)s / %(ds)s in the driver's style, and their values."""
+    rewritten = _NAMED.sub(lambda m: _STYLE[dialect].format(m.group(1)), sql)
+    values = {"start": interval.start, "end": interval.end, "ds": interval.partition_key.isoformat()}
+    used = set(_NAMED.findall(sql))
+    return rewritten, {name: adapt(value) for name, value in values.items() if name in used}
+
+
+class IntervalMergeOperator(BaseOperator):
+    """Read `source_sql` for the run's data interval and write the rows into `target_table`.
+
+    Source and target are in the database of `conn_id`; the rows travel through the worker,
+    are validated like any batch (inside the interval, unique keys) and written in one
+    transaction with `strategy` (merge by default).
+    """
+
+    template_fields: Sequence[str] = ("source_sql", "target_table")
+    template_ext: Sequence[str] = (".sql",)
+
+    def __init__(self, *, conn_id: str, source_sql: str, target_table: str, time_column: str,
+                 unique_key: Sequence[str] | str | None = None, strategy: str = "merge",
+                 delete_missing: bool = False, partition_column: str = "ds", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        WriteSpec.build(target_table, strategy, time_column, unique_key, delete_missing, partition_column)
+        self.conn_id = conn_id
+        self.source_sql = source_sql
+        self.target_table = target_table
+        self.time_column = time_column
+        self.unique_key = unique_key
+        self.strategy = strategy
+        self.delete_missing = delete_missing
+        self.partition_column = partition_column
+
+    def execute(self, context: Any) -> dict[str, Any]:
+        interval = interval_from_context(context)
+        spec = WriteSpec.build(self.target_table, self.strategy, self.time_column, self.unique_key,
+                               self.delete_missing, self.partition_column)
+        with open_engine(self.conn_id) as engine:
+            sql, params = source_parameters(engine.dialect, self.source_sql, interval, engine.adapt)
+            cursor = engine.connection.cursor()
+            try:
+                cursor.execute(sql, params)
+                columns = [d[0] for d in cursor.description]
+                rows = cursor.fetchall()
+            finally:
+                cursor.close()
+            if engine.dialect == "sqlite":
+                engine.connection.commit()  # end the read's implicit transaction before BEGIN IMMEDIATE
+            elif engine.dialect == "postgres" and not engine.connection.autocommit:
+                engine.connection.rollback()
+            batch = prepare_batch(spec, [_parse_time(r, columns, self.time_column) for r in rows],
+                                  columns, interval)
+            result = write_batch(engine, spec, batch, interval, batch_checksum(batch),
+                                 run_info_from_context(context))
+        self.log.info("Wrote %s %s: %s inserted, %s updated, %s deleted", result.table, interval,
+                      result.rows_inserted, result.rows_updated, result.rows_deleted)
+        return result.to_dict()
+
+
+def _parse_time(row: tuple[Any, ...], columns: list[str], time_column: str) -> tuple[Any, ...]:
+    # SQLite hands timestamps back as text: read them as the aware datetimes they encode.
+    if time_column not in columns:
+        return tuple(row)
+    at = columns.index(time_column)
+    value = row[at]
+    if isinstance(value, str):
+        from datetime import datetime, timezone
+
+        parsed = datetime.fromisoformat(value)
+        value = parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+    return tuple(row[:at]) + (value,) + tuple(row[at + 1:])

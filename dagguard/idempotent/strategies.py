@@ -1,0 +1,177 @@
+"""The statements each strategy runs, as SQL with `?` placeholders and their parameters.
+
+Target rows are always restricted to the interval (or partition): a statement that forgot the
+restriction would delete or rewrite every other interval of the table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dagguard.idempotent.capabilities import Features
+from dagguard.idempotent.identifiers import TableName, quote_columns, quote_identifier
+
+STRATEGIES = ("replace", "merge", "overwrite_partition")
+
+# What a statement's row count means for the write's result.
+DELETED, INSERTED, UPDATED, MERGED, COUNT_INSERT, COUNT_UPDATE = (
+    "deleted", "inserted", "updated", "merged", "count_insert", "count_update")
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One SQL statement, its bound parameters, and what its row count measures."""
+
+    sql: str
+    params: tuple[Any, ...]
+    effect: str
+
+
+@dataclass(frozen=True)
+class PlanInput:
+    """Everything a strategy needs, with values already adapted for the engine."""
+
+    strategy: str
+    target: TableName
+    staging: str | None  # quoted staging table; None for an empty batch
+    columns: tuple[str, ...]
+    time_column: str | None
+    unique_key: tuple[str, ...]
+    nullable_keys: frozenset[str]  # key columns holding a NULL somewhere in the batch
+    delete_missing: bool
+    partition_column: str | None
+    start: Any
+    end: Any
+    partition_value: Any
+
+
+def _in_interval(p: PlanInput, alias: str) -> tuple[str, tuple[Any, ...]]:
+    column = f"{alias}.{quote_identifier(p.time_column)}"
+    return f"{column} >= ? AND {column} < ?", (p.start, p.end)
+
+
+def _match(p: PlanInput, features: Features) -> str:
+    # Plain `=` where the batch has no NULL in that key column: it is equivalent there (a
+    # non-NULL never matches NULL either way) and lets the engine use a hash join or an index,
+    # which IS NOT DISTINCT FROM does not on PostgreSQL.
+    parts = []
+    for key in p.unique_key:
+        op = features.null_safe_eq if key in p.nullable_keys else "="
+        parts.append(f"t.{quote_identifier(key)} {op} s.{quote_identifier(key)}")
+    return " AND ".join(parts)
+
+
+def _changed(p: PlanInput, features: Features) -> str:
+    others = [c for c in p.columns if c not in p.unique_key]
+    return " OR ".join(
+        f"t.{quote_identifier(c)} {features.null_safe_ne} s.{quote_identifier(c)}" for c in others)
+
+
+def _insert_all(p: PlanInput) -> Statement:
+    cols = quote_columns(p.columns)
+    return Statement(f"INSERT INTO {p.target.quoted} ({cols}) SELECT {cols} FROM {p.staging}", (), INSERTED)
+
+
+def plan_replace(p: PlanInput) -> list[Statement]:
+    """Delete the interval's rows, insert the batch."""
+    where, params = _in_interval(p, "t")
+    statements = [Statement(f"DELETE FROM {p.target.quoted} AS t WHERE {where}", params, DELETED)]
+    if p.staging:
+        statements.append(_insert_all(p))
+    return statements
+
+
+def plan_overwrite_partition(p: PlanInput) -> list[Statement]:
+    """Delete the partition's rows, insert the batch."""
+    column = quote_identifier(p.partition_column)
+    statements = [Statement(f"DELETE FROM {p.target.quoted} AS t WHERE t.{column} = ?",
+                            (p.partition_value,), DELETED)]
+    if p.staging:
+        statements.append(_insert_all(p))
+    return statements
+
+
+def _delete_missing(p: PlanInput, features: Features) -> Statement:
+    where, params = _in_interval(p, "t")
+    sql = (f"DELETE FROM {p.target.quoted} AS t WHERE {where} AND NOT EXISTS "
+           f"(SELECT 1 FROM {p.staging} AS s WHERE {_match(p, features)})")
+    return Statement(sql, params, DELETED)
+
+
+def _merge_counts(p: PlanInput, features: Features) -> list[Statement]:
+    # MERGE reports one total before PostgreSQL 17's merge_action(); these two queries split it.
+    where, params = _in_interval(p, "t")
+    match = _match(p, features)
+    statements = [Statement(
+        f"SELECT count(*) FROM {p.staging} AS s WHERE NOT EXISTS "
+        f"(SELECT 1 FROM {p.target.quoted} AS t WHERE {match} AND {where})", params, COUNT_INSERT)]
+    changed = _changed(p, features)
+    if changed:
+        statements.append(Statement(
+            f"SELECT count(*) FROM {p.target.quoted} AS t JOIN {p.staging} AS s "
+            f"ON {match} AND {where} WHERE {changed}", params, COUNT_UPDATE))
+    return statements
+
+
+def _merge_statement(p: PlanInput, features: Features) -> Statement:
+    where, params = _in_interval(p, "t")
+    cols = quote_columns(p.columns)
+    sql = f"MERGE INTO {p.target.quoted} AS t USING {p.staging} AS s ON {_match(p, features)} AND {where}"
+    all_params: tuple[Any, ...] = params
+    changed = _changed(p, features)
+    if changed:
+        sets = ", ".join(f"{quote_identifier(c)} = s.{quote_identifier(c)}"
+                         for c in p.columns if c not in p.unique_key)
+        sql += f" WHEN MATCHED AND ({changed}) THEN UPDATE SET {sets}"
+    sql += f" WHEN NOT MATCHED THEN INSERT ({cols}) VALUES ({quote_columns(p.columns, 's.')})"
+    if p.delete_missing and features.merge_by_source:
+        sql += f" WHEN NOT MATCHED BY SOURCE AND {where} THEN DELETE"
+        all_params += params
+    return Statement(sql, all_params, MERGED)
+
+
+def _update_then_insert(p: PlanInput, features: Features) -> list[Statement]:
+    where, params = _in_interval(p, "t")
+    match = _match(p, features)
+    statements = []
+    changed = _changed(p, features)
+    if changed:
+        sets = ", ".join(f"{quote_identifier(c)} = s.{quote_identifier(c)}"
+                         for c in p.columns if c not in p.unique_key)
+        statements.append(Statement(
+            f"UPDATE {p.target.quoted} AS t SET {sets} FROM {p.staging} AS s "
+            f"WHERE {match} AND {where} AND ({changed})", params, UPDATED))
+    cols = quote_columns(p.columns)
+    statements.append(Statement(
+        f"INSERT INTO {p.target.quoted} ({cols}) SELECT {quote_columns(p.columns, 's.')} "
+        f"FROM {p.staging} AS s WHERE NOT EXISTS "
+        f"(SELECT 1 FROM {p.target.quoted} AS t WHERE {match} AND {where})", params, INSERTED))
+    return statements
+
+
+def plan_merge(p: PlanInput, features: Features) -> list[Statement]:
+    """MERGE where the engine has it, else UPDATE ... FROM then INSERT ... WHERE NOT EXISTS."""
+    if not p.staging:
+        if not p.delete_missing:
+            return []
+        where, params = _in_interval(p, "t")
+        return [Statement(f"DELETE FROM {p.target.quoted} AS t WHERE {where}", params, DELETED)]
+    statements: list[Statement] = []
+    if p.delete_missing and not (features.merge and features.merge_by_source):
+        statements.append(_delete_missing(p, features))
+    if features.merge:
+        statements += _merge_counts(p, features)
+        statements.append(_merge_statement(p, features))
+    else:
+        statements += _update_then_insert(p, features)
+    return statements
+
+
+def plan(p: PlanInput, features: Features) -> list[Statement]:
+    """The statements of `p.strategy`, in execution order."""
+    if p.strategy == "replace":
+        return plan_replace(p)
+    if p.strategy == "overwrite_partition":
+        return plan_overwrite_partition(p)
+    return plan_merge(p, features)

@@ -1,0 +1,204 @@
+"""write_interval: validate the batch, then write it in one transaction with the chosen strategy."""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from dagguard.idempotent import strategies
+from dagguard.idempotent.batch import Batch, replace_column, to_batch
+from dagguard.idempotent.checksum import batch_checksum
+from dagguard.idempotent.connections import open_engine
+from dagguard.idempotent.engines import Engine
+from dagguard.idempotent.errors import ConcurrentWriteError, TargetTableError
+from dagguard.idempotent.identifiers import TableName, validate_identifier
+from dagguard.idempotent.interval import Interval
+from dagguard.idempotent.ledger import RunInfo, ensure_ledger, record_write
+from dagguard.idempotent.validation import check_partition, check_times, check_unique_keys
+from dagguard.idempotent.engines.base import is_naive_timestamp
+
+
+@dataclass(frozen=True)
+class WriteSpec:
+    """What to write where, validated: names are plain identifiers, the strategy is known."""
+
+    table: TableName
+    strategy: str
+    time_column: str | None
+    unique_key: tuple[str, ...]
+    delete_missing: bool
+    partition_column: str | None
+
+    @classmethod
+    def build(cls, table: str, strategy: str, time_column: str | None,
+              unique_key: Sequence[str] | str | None, delete_missing: bool,
+              partition_column: str | None) -> "WriteSpec":
+        """Check the arguments of write_interval and the decorator, before any data moves."""
+        if strategy not in strategies.STRATEGIES:
+            hint = " (there is no append strategy: appends duplicate on rerun)" if strategy == "append" else ""
+            raise ValueError(f"unknown strategy {strategy!r}{hint}; use one of {', '.join(strategies.STRATEGIES)}")
+        keys = (unique_key,) if isinstance(unique_key, str) else tuple(unique_key or ())
+        for key in keys:
+            validate_identifier(key, "unique_key column")
+        if time_column is not None:
+            validate_identifier(time_column, "time_column")
+        if strategy in ("replace", "merge") and not time_column:
+            raise ValueError(f"strategy={strategy!r} needs time_column=, the column the interval filters on")
+        if strategy == "merge" and not keys:
+            raise ValueError("strategy='merge' needs unique_key=[...], the columns a row is matched on")
+        if delete_missing and strategy != "merge":
+            raise ValueError("delete_missing=True only applies to strategy='merge' "
+                             "(replace and overwrite_partition always remove missing rows)")
+        partition = partition_column if strategy == "overwrite_partition" else None
+        if partition is not None:
+            validate_identifier(partition, "partition_column")
+        return cls(TableName.parse(table), strategy, time_column, keys, delete_missing, partition)
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What one write did; `to_dict()` is what the decorator returns to XCom."""
+
+    table: str
+    interval_start: str
+    interval_end: str
+    strategy: str
+    rows_inserted: int
+    rows_updated: int
+    rows_deleted: int
+    row_count: int
+    checksum: str
+    engine: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON types only, so Airflow's XCom can store it."""
+        return dict(self.__dict__)
+
+
+# Called with (statement number, SQL) after each statement; tests inject failures with it.
+StatementObserver = Callable[[int, str], None]
+
+
+def prepare_batch(spec: WriteSpec, rows: Any, columns: Sequence[str] | None, interval: Interval) -> Batch:
+    """Normalise and validate the rows; IntervalViolationError before the database is touched."""
+    batch = to_batch(rows, columns)
+    table = str(spec.table)
+    if spec.time_column and (spec.strategy != "overwrite_partition" or spec.time_column in batch.columns):
+        batch = check_times(batch, spec.time_column, interval, table)
+    if spec.unique_key:
+        check_unique_keys(batch, spec.unique_key, interval, table)
+    if spec.partition_column and batch.rows:
+        batch = check_partition(batch, spec.partition_column, interval.partition_key, interval, table)
+    return batch
+
+
+def write_interval(conn: Any, table: str, rows: Any, interval: Interval, *,
+                   time_column: str | None = None, unique_key: Sequence[str] | str | None = None,
+                   strategy: str = "replace", delete_missing: bool = False,
+                   partition_column: str = "ds", columns: Sequence[str] | None = None,
+                   run: RunInfo | None = None) -> WriteResult:
+    """Write `rows` as the whole content of `interval` in `table`, in one transaction.
+
+    `conn` is a DB-API connection (sqlite3, duckdb, psycopg 3), a URL (sqlite:///f.db,
+    duckdb:///f.duckdb, postgresql://...) or an Airflow connection id. Rerunning with the same
+    rows leaves the table unchanged.
+    """
+    if not isinstance(interval, Interval):
+        raise TypeError("interval must be a dagguard.idempotent.Interval(start, end)")
+    spec = WriteSpec.build(table, strategy, time_column, unique_key, delete_missing, partition_column)
+    batch = prepare_batch(spec, rows, columns, interval)
+    checksum = batch_checksum(batch)
+    with open_engine(conn) as engine:
+        return write_batch(engine, spec, batch, interval, checksum, run or RunInfo())
+
+
+def write_batch(engine: Engine, spec: WriteSpec, batch: Batch, interval: Interval, checksum: str,
+                run: RunInfo, observer: StatementObserver | None = None) -> WriteResult:
+    """Run the write in a transaction, retrying write-write conflicts where the engine has them."""
+    lock_key = f"{spec.table}|{interval.start.isoformat()}|{interval.end.isoformat()}"
+    for attempt in range(1, engine.max_attempts + 1):
+        try:
+            with engine.transaction(lock_key):
+                return _write_in_transaction(engine, spec, batch, interval, checksum, run, observer)
+        except Exception as exc:
+            if not engine.is_retryable(exc):
+                raise
+            if attempt == engine.max_attempts:
+                raise ConcurrentWriteError(
+                    f"gave up writing {spec.table} {interval} after {attempt} write-write conflicts "
+                    f"with concurrent writers: {exc}") from exc
+            time.sleep(min(1.0, 0.01 * 2 ** attempt) * random.uniform(0.5, 1.5))
+    raise AssertionError("unreachable")
+
+
+def _check_target(engine: Engine, spec: WriteSpec, batch: Batch) -> dict[str, str]:
+    target_columns = engine.table_columns(spec.table)
+    if target_columns is None:
+        raise TargetTableError(f"table {spec.table} does not exist in the {engine.dialect} database; "
+                               f"create it before writing intervals into it")
+    needed = list(batch.columns) + [c for c in (spec.time_column, spec.partition_column, *spec.unique_key) if c]
+    missing = sorted({c for c in needed if c not in target_columns})
+    if missing:
+        raise TargetTableError(f"table {spec.table} has no column(s) {', '.join(missing)} "
+                               f"(it has {', '.join(target_columns)})")
+    return target_columns
+
+
+def _naive_utc(batch: Batch, column: str) -> Batch:
+    # A TIMESTAMP WITHOUT TIME ZONE column would otherwise convert aware values through the
+    # session's time zone; storing UTC wall time keeps the interval filter exact.
+    at = batch.index(column)
+    return replace_column(batch, column, (row[at].replace(tzinfo=None) for row in batch.rows))
+
+
+def _write_in_transaction(engine: Engine, spec: WriteSpec, batch: Batch, interval: Interval,
+                          checksum: str, run: RunInfo, observer: StatementObserver | None) -> WriteResult:
+    target_columns = _check_target(engine, spec, batch)
+    start, end = interval.start, interval.end
+    if (spec.time_column and engine.typed_timestamps
+            and is_naive_timestamp(target_columns[spec.time_column])):
+        start, end = start.replace(tzinfo=None), end.replace(tzinfo=None)
+        if batch.rows and spec.time_column in batch.columns:
+            batch = _naive_utc(batch, spec.time_column)
+    ensure_ledger(engine)
+    staging = None
+    if batch.rows:
+        staging = engine.create_staging(spec.table, batch.columns)
+        engine.load_staging(staging, batch)
+    nullable = frozenset(k for k in spec.unique_key if k in batch.columns and any(
+        row[batch.index(k)] is None for row in batch.rows))
+    plan_input = strategies.PlanInput(
+        strategy=spec.strategy, target=spec.table, staging=staging, columns=batch.columns,
+        time_column=spec.time_column, unique_key=spec.unique_key, nullable_keys=nullable,
+        delete_missing=spec.delete_missing, partition_column=spec.partition_column,
+        start=start, end=end, partition_value=interval.partition_key)
+    counts = {"deleted": 0, "inserted": 0, "updated": 0}
+    merged = None
+    for number, statement in enumerate(strategies.plan(plan_input, engine.features)):
+        if statement.effect in (strategies.COUNT_INSERT, strategies.COUNT_UPDATE):
+            value = int(engine.query(statement.sql, statement.params)[0][0])
+            counts["inserted" if statement.effect == strategies.COUNT_INSERT else "updated"] = value
+        else:
+            affected = engine.execute(statement.sql, statement.params)
+            if statement.effect == strategies.MERGED:
+                merged = affected
+            else:
+                counts[statement.effect] += max(affected, 0)
+        if observer:
+            observer(number, statement.sql)
+    if merged is not None and merged >= 0:
+        # What MERGE changed beyond the counted inserts and updates was deleted BY SOURCE.
+        counts["deleted"] += max(merged - counts["inserted"] - counts["updated"], 0)
+    if staging:
+        engine.drop_staging(staging)
+    record_write(engine, run, str(spec.table), interval.start, interval.end, spec.strategy,
+                 (len(batch), counts["inserted"], counts["updated"], counts["deleted"]), checksum)
+    return WriteResult(
+        table=str(spec.table), interval_start=interval.start.isoformat(),
+        interval_end=interval.end.isoformat(), strategy=spec.strategy,
+        rows_inserted=counts["inserted"], rows_updated=counts["updated"],
+        rows_deleted=counts["deleted"], row_count=len(batch), checksum=checksum,
+        engine=engine.description)
+
