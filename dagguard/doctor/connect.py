@@ -1,0 +1,161 @@
+"""Find the Airflow metadata database and open it, read-only unless a repair is applied.
+
+Discovery follows Airflow's own precedence for the setting that matters here:
+`--db`, then `AIRFLOW__DATABASE__SQL_ALCHEMY_CONN`, then `[database] sql_alchemy_conn` in
+`$AIRFLOW_HOME/airflow.cfg`, then the default SQLite file `$AIRFLOW_HOME/airflow.db`.
+"""
+
+from __future__ import annotations
+
+import configparser
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+from urllib.parse import quote
+
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import URL, Engine, make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+
+from dagguard.doctor.errors import ConnectError
+
+ENV_CONN = "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"
+SUPPORTED_BACKENDS = ("sqlite", "postgresql")
+# PostgreSQL waits this long for a server before doctor gives up with exit 2.
+CONNECT_TIMEOUT_SECONDS = 10
+
+
+@dataclass(frozen=True)
+class DatabaseTarget:
+    """A metadata database URL and where doctor found it."""
+
+    url: str
+    source: str
+
+    @property
+    def display_url(self) -> str:
+        """The URL with any password hidden, safe to print."""
+        return redact(self.url)
+
+
+def redact(url: str) -> str:
+    """Hide the password of a SQLAlchemy URL; return other strings unchanged."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return url
+
+
+def airflow_home(environ: Mapping[str, str]) -> Path:
+    """`$AIRFLOW_HOME`, defaulting to ~/airflow as Airflow does."""
+    return Path(environ.get("AIRFLOW_HOME") or Path.home() / "airflow").expanduser()
+
+
+def discover_target(explicit: str | None, environ: Mapping[str, str]) -> DatabaseTarget:
+    """Pick the metadata database URL from --db, the environment, airflow.cfg or airflow.db."""
+    if explicit:
+        return DatabaseTarget(explicit, "--db")
+    from_env = environ.get(ENV_CONN, "").strip()
+    if from_env:
+        return DatabaseTarget(from_env, ENV_CONN)
+    home = airflow_home(environ)
+    cfg = home / "airflow.cfg"
+    from_cfg = _sql_alchemy_conn_from_cfg(cfg, home)
+    if from_cfg:
+        return DatabaseTarget(from_cfg, str(cfg))
+    default_db = home / "airflow.db"
+    if default_db.exists():
+        return DatabaseTarget(f"sqlite:///{default_db}", str(default_db))
+    raise ConnectError(
+        f"no Airflow metadata database found: pass --db URL, set {ENV_CONN}, "
+        f"or point AIRFLOW_HOME at a directory with airflow.cfg or airflow.db (looked in {home})"
+    )
+
+
+def _sql_alchemy_conn_from_cfg(cfg: Path, home: Path) -> str | None:
+    if not cfg.is_file():
+        return None
+    # Airflow's cfg uses no interpolation; '%' in passwords must stay literal.
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read(cfg, encoding="utf-8")
+    except configparser.Error as exc:
+        raise ConnectError(f"cannot read {cfg}: {str(exc).splitlines()[0]}") from None
+    value = parser.get("database", "sql_alchemy_conn", fallback="").strip()
+    # Airflow writes its templated default with {AIRFLOW_HOME} in some versions.
+    return value.replace("{AIRFLOW_HOME}", str(home)) or None
+
+
+def open_engine(target: DatabaseTarget, *, writable: bool = False) -> Engine:
+    """Create an engine for the target: read-only unless `writable` (used only by a repair)."""
+    url = _parse(target)
+    backend = url.get_backend_name()
+    if backend == "sqlite":
+        return _sqlite_engine(url, writable)
+    if backend == "postgresql":
+        return _postgres_engine(url, writable, target)
+    raise ConnectError(
+        f"unsupported database backend '{backend}' in {target.display_url}: "
+        f"doctor supports {' and '.join(SUPPORTED_BACKENDS)}"
+    )
+
+
+def _parse(target: DatabaseTarget) -> URL:
+    try:
+        return make_url(target.url)
+    except ArgumentError:
+        raise ConnectError(
+            f"not a database URL (from {target.source}): {target.display_url!r}; "
+            "expected e.g. postgresql+psycopg://user@host/airflow or sqlite:////path/airflow.db"
+        ) from None
+
+
+def sqlite_path(url: URL) -> Path:
+    """The file of a SQLite URL; in-memory databases cannot be diagnosed."""
+    database = url.database or ""
+    if database.startswith("file:"):
+        database = database[len("file:"):].split("?", 1)[0]
+    if database in ("", ":memory:"):
+        raise ConnectError("a SQLite URL must name a file, e.g. sqlite:////path/to/airflow.db")
+    return Path(database).expanduser().resolve()
+
+
+def _sqlite_engine(url: URL, writable: bool) -> Engine:
+    path = sqlite_path(url)
+    # Without this check SQLite would create an empty file, and doctor would report "not Airflow".
+    if not path.is_file():
+        raise ConnectError(f"cannot connect: SQLite database file {path} does not exist")
+    mode = "rw" if writable else "ro"
+    # mode=ro makes SQLite itself refuse writes, whatever doctor's queries do.
+    uri = f"sqlite+pysqlite:///file:{quote(str(path))}?mode={mode}&uri=true"
+    return _create(uri, {})
+
+
+def _postgres_engine(url: URL, writable: bool, target: DatabaseTarget) -> Engine:
+    query = dict(url.query)
+    engine = _create(url, {"connect_timeout": CONNECT_TIMEOUT_SECONDS} if "connect_timeout" not in query else {})
+    if not writable:
+        # Every transaction doctor opens for diagnosis is READ ONLY on the server.
+        engine = engine.execution_options(postgresql_readonly=True)
+    return engine
+
+
+def _create(url: str | URL, connect_args: dict) -> Engine:
+    try:
+        engine = create_engine(url, connect_args=connect_args, pool_pre_ping=False)
+    except NoSuchModuleError as exc:
+        raise ConnectError(f"no SQLAlchemy driver for this URL: {exc}") from None
+    except ModuleNotFoundError as exc:
+        raise ConnectError(f"the database driver is not installed: {exc.name}") from None
+    except ArgumentError as exc:
+        raise ConnectError(f"invalid database URL: {exc}") from None
+    if engine.dialect.name == "sqlite":
+        event.listen(engine, "connect", _sqlite_busy_timeout)
+    return engine
+
+
+def _sqlite_busy_timeout(dbapi_connection, _record) -> None:
+    # A live scheduler writes to the same file; wait for its lock instead of failing at once.
+    dbapi_connection.execute("PRAGMA busy_timeout = 5000")
+
+
