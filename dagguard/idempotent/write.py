@@ -162,6 +162,12 @@ def _write_in_transaction(engine: Engine, spec: WriteSpec, batch: Batch, interva
         start, end = start.replace(tzinfo=None), end.replace(tzinfo=None)
         if batch.rows and spec.time_column in batch.columns:
             batch = _naive_utc(batch, spec.time_column)
+    partition_value: object = interval.partition_key
+    if spec.partition_column and not target_columns[spec.partition_column].lower().startswith("date"):
+        # A text `ds` column: compare and store the ISO date, not a DATE the engine may refuse.
+        partition_value = interval.partition_key.isoformat()
+        if batch.rows:
+            batch = replace_column(batch, spec.partition_column, (partition_value for _ in batch.rows))
     ensure_ledger(engine)
     staging = None
     if batch.rows:
@@ -173,7 +179,7 @@ def _write_in_transaction(engine: Engine, spec: WriteSpec, batch: Batch, interva
         strategy=spec.strategy, target=spec.table, staging=staging, columns=batch.columns,
         time_column=spec.time_column, unique_key=spec.unique_key, nullable_keys=nullable,
         delete_missing=spec.delete_missing, partition_column=spec.partition_column,
-        start=start, end=end, partition_value=interval.partition_key)
+        start=start, end=end, partition_value=partition_value)
     counts = {"deleted": 0, "inserted": 0, "updated": 0}
     merged = None
     for number, statement in enumerate(strategies.plan(plan_input, engine.features)):

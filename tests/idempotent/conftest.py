@@ -1,0 +1,15 @@
+"""The `db` fixture: each behavioural test runs on SQLite, DuckDB and the real PostgreSQL server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.idempotent.helpers import ENGINES, Database, make_database
+
+
+@pytest.fixture(params=ENGINES)
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> Database:
+    """A fresh, empty database on each engine in turn."""
+    return make_database(request.param, request, tmp_path)

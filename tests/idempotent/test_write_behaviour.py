@@ -1,0 +1,237 @@
+"""The same behaviour on every engine: reruns, interval isolation, validation, NULL keys."""
+
+from __future__ import annotations
+
+import pytest
+
+from dagguard.idempotent import (EmptyIntervalError, Interval, IntervalViolationError,
+                                 InvalidIdentifierError, TargetTableError, write_interval)
+from tests.idempotent.helpers import DAY1, DAY2, at, events
+
+STRATEGIES = ["replace", "merge"]
+
+
+def _write(db, rows, interval=DAY1, strategy="replace", **options):
+    conn = db.connect()
+    try:
+        options.setdefault("time_column", "ts")
+        if strategy == "merge":
+            options.setdefault("unique_key", ["k"])
+        return write_interval(conn, "events", rows, interval, strategy=strategy, **options)
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_rerunning_an_interval_leaves_the_same_rows(db, strategy):
+    db.create()
+    batch = events((1, at(1, 1), "a"), (2, at(1, 2), "b"), (3, at(1, 23, 59, 999999), "c"))
+    first = _write(db, batch, strategy=strategy)
+    after_first = db.rows()
+    second = _write(db, batch, strategy=strategy)
+    assert db.rows() == after_first
+    assert len(after_first) == 3
+    assert first.rows_inserted == 3
+    if strategy == "merge":
+        # Unchanged rows are skipped, not rewritten.
+        assert (second.rows_inserted, second.rows_updated, second.rows_deleted) == (0, 0, 0)
+    else:
+        assert (second.rows_inserted, second.rows_deleted) == (3, 3)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_other_intervals_are_untouched(db, strategy):
+    db.create()
+    _write(db, events((1, at(2, 0), "day2"), (9, at(2, 5), "day2b")), interval=DAY2, strategy=strategy)
+    _write(db, events((1, at(1, 0), "day1")), strategy=strategy, delete_missing=strategy == "merge")
+    _write(db, events((2, at(1, 3), "day1-new")), strategy=strategy, delete_missing=strategy == "merge")
+    assert db.rows() == [(1, at(2, 0), "day2"), (2, at(1, 3), "day1-new"), (9, at(2, 5), "day2b")]
+
+
+def test_merge_updates_changed_rows_inserts_new_and_keeps_missing(db):
+    db.create()
+    _write(db, events((1, at(1, 1), "a"), (2, at(1, 2), "b")), strategy="merge")
+    result = _write(db, events((1, at(1, 1), "A"), (3, at(1, 3), "c")), strategy="merge")
+    assert (result.rows_inserted, result.rows_updated, result.rows_deleted) == (1, 1, 0)
+    assert db.rows() == [(1, at(1, 1), "A"), (2, at(1, 2), "b"), (3, at(1, 3), "c")]
+
+
+def test_merge_delete_missing_removes_rows_absent_from_the_batch(db):
+    db.create()
+    _write(db, events((1, at(1, 1), "a"), (2, at(1, 2), "b")), strategy="merge")
+    _write(db, events((5, at(2, 1), "other day")), interval=DAY2, strategy="merge")
+    result = _write(db, events((1, at(1, 1), "a")), strategy="merge", delete_missing=True)
+    assert (result.rows_inserted, result.rows_updated, result.rows_deleted) == (0, 0, 1)
+    assert db.rows() == [(1, at(1, 1), "a"), (5, at(2, 1), "other day")]
+
+
+def test_replace_removes_rows_that_disappeared_from_the_source(db):
+    db.create()
+    _write(db, events((1, at(1, 1), "a"), (2, at(1, 2), "b")))
+    _write(db, events((2, at(1, 2), "b")))
+    assert db.rows() == [(2, at(1, 2), "b")]
+
+
+def test_empty_batch_clears_the_interval_with_replace(db):
+    db.create()
+    _write(db, events((1, at(1, 1), "a")))
+    result = _write(db, [], columns=["k", "ts", "v"])
+    assert result.rows_deleted == 1
+    assert db.rows() == []
+
+
+def test_null_keys_do_not_duplicate_on_merge(db):
+    db.create("events", "k INTEGER, k2 TEXT, ts {ts}, v TEXT")
+    batch = [{"k": None, "k2": "x", "ts": at(1, 1), "v": "a"},
+             {"k": 1, "k2": None, "ts": at(1, 2), "v": "b"},
+             {"k": None, "k2": None, "ts": at(1, 3), "v": "c"}]
+    for _ in range(3):
+        _write(db, batch, strategy="merge", unique_key=["k", "k2"])
+    assert len(db.rows()) == 3
+    batch[2] = {**batch[2], "v": "changed"}
+    result = _write(db, batch, strategy="merge", unique_key=["k", "k2"])
+    assert (result.rows_inserted, result.rows_updated) == (0, 1)
+    assert sorted(r[3] for r in db.rows()) == ["a", "b", "changed"]
+
+
+def test_duplicate_keys_in_a_batch_are_rejected(db):
+    db.create()
+    _write(db, events((1, at(1, 1), "kept")), strategy="merge")
+    with pytest.raises(IntervalViolationError, match=r"repeats key \{'k': 2\} of row 0"):
+        _write(db, events((2, at(1, 1), "a"), (2, at(1, 2), "b")), strategy="merge")
+    assert db.rows() == [(1, at(1, 1), "kept")]
+
+
+def test_duplicate_null_keys_are_rejected(db):
+    db.create()
+    with pytest.raises(IntervalViolationError, match="repeats key"):
+        _write(db, events((None, at(1, 1), "a"), (None, at(1, 2), "b")), strategy="merge")
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("bad_time", [at(2, 0), at(1, 0).replace(microsecond=0) - DAY1.start.resolution,
+                                      None], ids=["end", "before-start", "null"])
+def test_rows_outside_the_interval_raise_and_leave_the_target_untouched(db, strategy, bad_time):
+    db.create()
+    _write(db, events((1, at(1, 1), "kept")), strategy=strategy)
+    before = db.rows()
+    with pytest.raises(IntervalViolationError) as info:
+        _write(db, events((2, at(1, 2), "ok"), (3, bad_time, "bad")), strategy=strategy)
+    assert "row 1" in str(info.value) and "nothing was written" in str(info.value)
+    assert db.rows() == before
+
+
+def test_boundaries_are_half_open(db):
+    db.create()
+    _write(db, events((1, DAY1.start, "start"), (2, DAY1.end - DAY1.start.resolution, "last µs")))
+    assert len(db.rows()) == 2
+    with pytest.raises(IntervalViolationError, match="outside the interval"):
+        _write(db, events((3, DAY1.end, "end")))
+
+
+def test_naive_datetimes_are_rejected(db):
+    db.create()
+    with pytest.raises(IntervalViolationError, match="naive"):
+        _write(db, events((1, at(1, 1).replace(tzinfo=None), "a")))
+
+
+def test_offsets_are_compared_in_utc(db):
+    from datetime import timedelta, timezone
+
+    db.create()
+    paris = timezone(timedelta(hours=1))
+    # 00:30 in Paris is 23:30 UTC the day before: outside DAY1.
+    with pytest.raises(IntervalViolationError, match="outside"):
+        _write(db, events((1, at(1, 0, 30).replace(tzinfo=paris), "a")))
+    _write(db, events((1, at(1, 1, 30).replace(tzinfo=paris), "a")))
+    assert db.rows() == [(1, at(1, 0, 30), "a")]
+
+
+@pytest.mark.parametrize("name", ["events; DROP TABLE events", 'events"', "a.b.c.d", "1events", ""])
+def test_hostile_table_names_are_rejected(db, name):
+    db.create()
+    _write(db, events((1, at(1, 1), "kept")))
+    with pytest.raises(InvalidIdentifierError):
+        write_interval(db.connect(), name, events((2, at(1, 2), "x")), DAY1, time_column="ts")
+    assert db.rows() == [(1, at(1, 1), "kept")]
+
+
+def test_hostile_column_names_are_rejected(db):
+    db.create()
+    with pytest.raises(InvalidIdentifierError):
+        _write(db, [{"k": 1, "ts": at(1, 1), 'v" = 1; --': "x"}])
+    with pytest.raises(InvalidIdentifierError):
+        _write(db, events((1, at(1, 1), "x")), time_column="ts OR 1=1")
+
+
+def test_values_are_bound_not_spliced(db):
+    db.create()
+    hostile = "'); DROP TABLE events; --"
+    _write(db, events((1, at(1, 1), hostile)), strategy="merge")
+    assert db.rows() == [(1, at(1, 1), hostile)]
+
+
+def test_unknown_table_is_a_clear_error(db):
+    with pytest.raises(TargetTableError, match="table missing does not exist"):
+        write_interval(db.connect(), "missing", events((1, at(1, 1), "a")), DAY1, time_column="ts")
+
+
+def test_column_missing_from_the_target_is_a_clear_error(db):
+    db.create()
+    _write(db, events((1, at(1, 1), "kept")))
+    with pytest.raises(TargetTableError, match="has no column"):
+        _write(db, [{"k": 2, "ts": at(1, 2), "v": "x", "extra": 1}])
+    assert db.rows() == [(1, at(1, 1), "kept")]
+
+
+def test_empty_interval_raises_with_the_fix(db):
+    with pytest.raises(EmptyIntervalError) as info:
+        Interval(at(1), at(1))
+    message = str(info.value)
+    assert "create_cron_data_intervals" in message and "CronDataIntervalTimetable" in message
+
+
+def test_overwrite_partition_replaces_only_its_partition(db):
+    db.create("events", "k INTEGER, ds TEXT, v TEXT")
+    conn = db.connect()
+    try:
+        for interval, value in ((DAY1, "one"), (DAY2, "two"), (DAY1, "uno")):
+            write_interval(conn, "events", [{"k": 1, "v": value}], interval, strategy="overwrite_partition")
+    finally:
+        conn.close()
+    assert db.rows("events", "k, ds, v") == [(1, "2026-01-01", "uno"), (1, "2026-01-02", "two")]
+
+
+def test_overwrite_partition_rejects_rows_of_another_partition(db):
+    db.create("events", "k INTEGER, ds TEXT, v TEXT")
+    with pytest.raises(IntervalViolationError, match="ds='2026-01-05'"):
+        write_interval(db.connect(), "events", [{"k": 1, "ds": "2026-01-05", "v": "x"}], DAY1,
+                       strategy="overwrite_partition")
+
+
+def test_tuples_with_columns_and_arrow_tables_are_accepted(db):
+    import pyarrow as pa
+
+    db.create()
+    _write(db, [(1, at(1, 1), "a")], columns=["k", "ts", "v"])
+    table = pa.table({"k": [1, 2], "ts": [at(1, 1), at(1, 2)], "v": ["a", "b"]})
+    _write(db, table, strategy="merge")
+    assert db.rows() == [(1, at(1, 1), "a"), (2, at(1, 2), "b")]
+
+
+def test_result_is_json_serialisable(db):
+    import json
+
+    db.create()
+    result = _write(db, events((1, at(1, 1), "a")))
+    payload = json.loads(json.dumps(result.to_dict()))
+    assert payload["table"] == "events" and payload["strategy"] == "replace"
+    assert payload["interval_start"] == "2026-01-01T00:00:00+00:00"
+    assert (payload["rows_inserted"], payload["rows_updated"], payload["rows_deleted"]) == (1, 0, 0)
+
+
+def test_unknown_strategy_and_append_are_refused(db):
+    with pytest.raises(ValueError, match="no append strategy"):
+        _write(db, [], strategy="append")
+    with pytest.raises(ValueError, match="needs unique_key"):
+        write_interval(db.connect(), "events", [], DAY1, time_column="ts", strategy="merge")
