@@ -1,0 +1,1 @@
+"""Parse files, build the DAG model, run the rules, apply noqa and configuration."""

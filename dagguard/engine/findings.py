@@ -1,0 +1,29 @@
+"""The finding: one problem at one place, as every reporter and the API see it."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Optional
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    path: str
+    line: int
+    column: int
+    code: str
+    rule: str
+    severity: str                    # "error" or "warning"
+    end_line: int
+    end_column: int
+    message: str
+    help: Optional[str] = None
+    dag_id: Optional[str] = None
+    fixable: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape: every field, in a stable order."""
+        data = asdict(self)
+        ordered = ("code", "rule", "severity", "path", "line", "column", "end_line", "end_column",
+                   "message", "help", "dag_id", "fixable")
+        return {key: data[key] for key in ordered}

@@ -1,0 +1,199 @@
+"""Check files: parse once, build the model once, run every enabled rule on it, locate only
+the reported nodes, then apply noqa and per-file-ignores."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Mapping, Optional, Sequence, Union
+
+import libcst as cst
+
+from dagguard.config import Settings
+from dagguard.engine.files import discover_files
+from dagguard.engine.findings import Finding
+from dagguard.engine.noqa import is_suppressed, parse_noqa
+from dagguard.engine.positions import Span, locate
+from dagguard.engine.selection import ignored_for_file, is_enabled
+from dagguard.model.dags import build_file_model
+from dagguard.rules import ALL_RULES, SYNTAX_ERROR, ProjectRule, Rule
+from dagguard.rules.base import DagSite, Report, RuleContext
+
+MAX_FILE_BYTES = 10 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class FileResult:
+    path: Path
+    findings: tuple[Finding, ...]
+    dag_sites: tuple[DagSite, ...] = ()
+    dag_count: int = 0
+    dags_with_findings: int = 0
+    noqa: Mapping[int, Optional[frozenset[str]]] = field(default_factory=dict)
+    internal_errors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    findings: tuple[Finding, ...]
+    files_checked: int
+    dag_count: int
+    clean_dag_count: int
+    internal_errors: tuple[str, ...] = ()
+
+    @property
+    def files_with_findings(self) -> int:
+        return len({f.path for f in self.findings})
+
+
+def display_path(path: Path) -> str:
+    """The path as ruff shows it: relative to the working directory when below it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(path)
+
+
+def _syntax_finding(shown: str, line: int, column: int, message: str) -> Finding:
+    rule = SYNTAX_ERROR
+    return Finding(path=shown, line=line, column=column, code=rule.code, rule=rule.name,
+                   severity=rule.severity, end_line=line, end_column=column, message=message)
+
+
+def _parse(source: Union[bytes, str], shown: str) -> Union[cst.Module, Finding]:
+    if len(source) > MAX_FILE_BYTES:
+        return _syntax_finding(shown, 1, 1, f"file is too large to check ({len(source) // 1024 // 1024} MiB, "
+                                            f"limit {MAX_FILE_BYTES // 1024 // 1024} MiB)")
+    try:
+        return cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        message = " ".join(exc.message.split()) or "invalid syntax"
+        return _syntax_finding(shown, max(exc.raw_line, 1), exc.raw_column + 1, f"cannot parse: {message}")
+    except UnicodeDecodeError as exc:
+        return _syntax_finding(shown, 1, 1, f"cannot decode the file as its declared encoding: {exc.reason}")
+    except (RecursionError, MemoryError):
+        return _syntax_finding(shown, 1, 1, "cannot parse: the file is nested too deeply")
+    except Exception as exc:  # libcst raises a few other types on binary or odd input
+        return _syntax_finding(shown, 1, 1, f"cannot parse: {type(exc).__name__}: {exc}".strip())
+
+
+def _source_text(source: Union[bytes, str], module: cst.Module) -> str:
+    if isinstance(source, str):
+        return source
+    return source.decode(module.encoding, errors="replace")
+
+
+def _is_active(rule: Rule, path: Path, settings: Settings) -> bool:
+    return is_enabled(rule.code, settings) and not ignored_for_file(rule.code, path, settings)
+
+
+def check_source(source: Union[bytes, str], path: Path, settings: Settings, now: dt.datetime,
+                 shown: Optional[str] = None) -> FileResult:
+    """Check one file's contents. Never raises for bad input: that becomes a DG000 finding."""
+    shown = shown or display_path(path)
+    parsed = _parse(source, shown)
+    if isinstance(parsed, Finding):
+        keep = not ignored_for_file(parsed.code, path, settings) and parsed.code not in settings.ignore
+        return FileResult(path, (parsed,) if keep else ())
+    module = parsed
+    try:
+        model = build_file_model(module)
+    except RecursionError:
+        return FileResult(path, (_syntax_finding(shown, 1, 1, "cannot check: the file is nested too deeply"),))
+    context = RuleContext(path=path, settings=settings, now=now)
+    reports: list[tuple[Rule, Report]] = []
+    errors: list[str] = []
+    for rule in ALL_RULES:
+        if isinstance(rule, ProjectRule) or rule is SYNTAX_ERROR or not _is_active(rule, path, settings):
+            continue
+        try:
+            reports.extend((rule, report) for report in rule.check(model, context))
+        except Exception as exc:  # a rule bug must not stop the other files
+            errors.append(f"internal error in {rule.code} on {shown}: {type(exc).__name__}: {exc}")
+
+    dag_nodes = [dag.report_node for dag in model.dags]
+    spans = locate(module, [r.node for _, r in reports] + dag_nodes) if (reports or dag_nodes) else {}
+    noqa = parse_noqa(_source_text(source, module)) if reports else {}
+
+    findings: list[Finding] = []
+    flagged_dags: set[int] = set()
+    for rule, report in reports:
+        span = spans.get(id(report.node))
+        if span is None:
+            errors.append(f"internal error in {rule.code} on {shown}: could not locate the reported node")
+            continue
+        lines = (span.line,)
+        if report.dag is not None and id(report.dag.report_node) in spans:
+            lines += (spans[id(report.dag.report_node)].line,)
+        if is_suppressed(noqa, rule.code, lines):
+            continue
+        if report.dag is not None:
+            flagged_dags.add(id(report.dag))
+        findings.append(_finding(rule, report, span, shown))
+
+    sites = tuple(
+        DagSite(dag_id=dag.dag_id, path=path, line=span.line, column=span.column,
+                end_line=span.end_line, end_column=span.end_column)
+        for dag in model.dags
+        if dag.dag_id is not None and (span := spans.get(id(dag.report_node))) is not None
+    )
+    if sites and not noqa:
+        noqa = parse_noqa(_source_text(source, module))
+    return FileResult(path, tuple(findings), sites, len(model.dags), len(flagged_dags), noqa, tuple(errors))
+
+
+def _finding(rule: Rule, report: Report, span: Span, shown: str) -> Finding:
+    return Finding(
+        path=shown, line=span.line, column=span.column, code=rule.code, rule=rule.name,
+        severity=report.severity or rule.severity, end_line=span.end_line, end_column=span.end_column,
+        message=report.message, help=report.help,
+        dag_id=report.dag.dag_id if report.dag is not None else None, fixable=rule.fixable,
+    )
+
+
+def check_file(path: Path, settings: Settings, now: dt.datetime) -> FileResult:
+    """Read and check one file; an unreadable file is a DG000 finding."""
+    shown = display_path(path)
+    try:
+        source = path.read_bytes()
+    except OSError as exc:
+        return FileResult(path, (_syntax_finding(shown, 1, 1, f"cannot read the file: {exc.strerror or exc}"),))
+    return check_source(source, path, settings, now, shown)
+
+
+def _project_findings(results: Sequence[FileResult], settings: Settings) -> tuple[list[Finding], int]:
+    """Run the cross-file rules; returns their findings and how many DAGs they flagged."""
+    by_path = {result.path: result for result in results}
+    sites = [site for result in results for site in result.dag_sites]
+    findings: list[Finding] = []
+    for rule in ALL_RULES:
+        if not isinstance(rule, ProjectRule) or not is_enabled(rule.code, settings):
+            continue
+        for site, message, help_text in rule.check_project(sites):
+            if ignored_for_file(rule.code, site.path, settings):
+                continue
+            if is_suppressed(by_path[site.path].noqa, rule.code, (site.line,)):
+                continue
+            findings.append(Finding(
+                path=display_path(site.path), line=site.line, column=site.column, code=rule.code,
+                rule=rule.name, severity=rule.severity, end_line=site.end_line,
+                end_column=site.end_column, message=message, help=help_text, dag_id=site.dag_id,
+                fixable=rule.fixable,
+            ))
+    return findings, len(findings)
+
+
+def check_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime) -> CheckResult:
+    """Check every Python file under `paths`."""
+    files = discover_files(list(paths), settings)
+    results = [check_file(path, settings, now) for path in files]
+    project, project_flagged = _project_findings(results, settings)
+    findings = sorted([f for r in results for f in r.findings] + project,
+                      key=lambda f: (f.path, f.line, f.column, f.code))
+    dag_count = sum(r.dag_count for r in results)
+    flagged = sum(r.dags_with_findings for r in results)
+    clean = max(dag_count - flagged - project_flagged, 0)
+    errors = tuple(e for r in results for e in r.internal_errors)
+    return CheckResult(tuple(findings), len(files), dag_count, clean, errors)

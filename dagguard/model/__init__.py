@@ -1,0 +1,1 @@
+"""Airflow knowledge the rules share: imports, static values, DAGs and tasks, schedules."""

@@ -1,0 +1,406 @@
+"""The DAG model of one file, built in a single pass over its libcst tree.
+
+The walk is a hand-written, iterative traversal that reads node fields directly: libcst's
+visitor machinery rebuilds every node it visits and costs as much as the parse itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Iterator, Optional, Sequence
+
+import libcst as cst
+
+from dagguard.model import airflow_names as names
+from dagguard.model.arguments import ArgValue, Arguments, call_arguments, dict_arguments
+from dagguard.model.scope import FunctionBinding, Scope, function_scope, module_scope
+from dagguard.model.values import Evaluator
+
+
+@dataclass(frozen=True)
+class TaskModel:
+    """One task of a DAG: an operator instantiation or a TaskFlow call site."""
+
+    task_id: Optional[str]           # None when not static
+    kind: str                        # "operator" or "taskflow"
+    operator: Optional[str]          # qualified class name or TaskFlow decorator
+    node: cst.CSTNode                # the operator call, or the TaskFlow call site
+    args: Arguments
+    callable: Optional[cst.FunctionDef]
+    callable_scope: Optional[Scope]
+    group_id: Optional[str]          # "" outside task groups, None when the prefix is unknown
+
+    @property
+    def full_task_id(self) -> Optional[str]:
+        """The task id with its task-group prefix, as Airflow stores it."""
+        if self.task_id is None or self.group_id is None:
+            return None
+        return f"{self.group_id}.{self.task_id}" if self.group_id else self.task_id
+
+
+@dataclass
+class DagModel:
+    """One DAG definition: `DAG(...)` (context manager or assigned) or an `@dag` function."""
+
+    dag_id: Optional[str]
+    kind: str                        # "context", "call" or "decorator"
+    call: Optional[cst.Call]         # the DAG(...) / @dag(...) call; None for a bare @dag
+    report_node: cst.CSTNode         # where DAG-level findings point
+    function: Optional[cst.FunctionDef]
+    args: Arguments
+    default_args: Arguments
+    scope: Scope
+    tasks: list[TaskModel] = field(default_factory=list)
+
+    def effective(self, name: str) -> Optional[ArgValue]:
+        """A DAG argument, falling back to default_args as Airflow does for dates."""
+        return self.args.get(name) or self.default_args.get(name)
+
+    def surely_lacks(self, name: str, *, or_default_args: bool = False) -> bool:
+        """True only when `name` is certainly not set (on the DAG, and in default_args if asked)."""
+        if not self.args.surely_missing(name):
+            return False
+        return not or_default_args or self.default_args.surely_missing(name)
+
+    @property
+    def label(self) -> str:
+        return f"DAG '{self.dag_id}'" if self.dag_id else "DAG"
+
+
+@dataclass(frozen=True)
+class ParseTimeCall:
+    """A call that runs whenever the scheduler parses the file."""
+
+    node: cst.Call
+    scope: Scope
+
+
+@dataclass
+class FileModel:
+    """Everything the rules need to know about one file."""
+
+    module: cst.Module
+    scope: Scope
+    dags: list[DagModel]
+    parse_time_calls: list[ParseTimeCall]
+
+
+@dataclass(frozen=True)
+class _Ctx:
+    scope: Scope
+    dag: Optional[DagModel]
+    group: Optional[str]             # task-group prefix: "" none, None unknown
+    parse_time: bool                 # does this code run when the file is parsed?
+
+
+_SKIPPED_FIELDS = frozenset({
+    "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators", "header",
+    "footer", "trailing_whitespace", "equal", "colon", "dot", "operator", "newline", "indent",
+    "star", "asynchronous", "whitespace", "prefix", "quote", "default_indent", "default_newline",
+    "encoding", "value_type",
+})
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_TASKFLOW_CHAIN = frozenset({"override", "partial"})
+_EXPANDERS = frozenset({"expand", "expand_kwargs"})
+
+
+def _child_fields(node: cst.CSTNode) -> tuple[str, ...]:
+    kind = type(node)
+    found = _FIELDS.get(kind)
+    if found is None:
+        found = tuple(
+            f.name for f in dataclasses.fields(node)
+            if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace")
+        )
+        _FIELDS[kind] = found
+    return found
+
+
+def _children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    for name in _child_fields(node):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            yield value
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                if isinstance(item, cst.CSTNode):
+                    yield item
+
+
+class _Builder:
+    """Collects DAGs, tasks and parse-time calls in one iterative walk."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self.scope = module_scope(module)
+        self.dags: list[DagModel] = []
+        self.parse_time_calls: list[ParseTimeCall] = []
+        self.dag_vars: dict[tuple[int, str], DagModel] = {}
+        self.claimed_calls: set[int] = set()
+        self.taskflow: dict[int, cst.Decorator] = {}
+
+    def build(self) -> FileModel:
+        root = _Ctx(scope=self.scope, dag=None, group="", parse_time=True)
+        stack: list[tuple[cst.CSTNode, _Ctx]] = [(stmt, root) for stmt in reversed(self.module.body)]
+        while stack:
+            node, ctx = stack.pop()
+            handler = _HANDLERS.get(type(node))
+            if handler is not None:
+                pushed = handler(self, node, ctx)
+            else:
+                pushed = [(child, ctx) for child in _children(node)]
+            stack.extend(reversed(pushed))
+        return FileModel(self.module, self.scope, self.dags, self.parse_time_calls)
+
+    # --- DAGs ------------------------------------------------------------------------------
+
+    def is_dag_call(self, node: cst.BaseExpression, scope: Scope) -> bool:
+        return isinstance(node, cst.Call) and scope.resolves_to(node.func, names.DAG_CLASSES)
+
+    def new_dag_from_call(self, call: cst.Call, kind: str, ctx: _Ctx) -> DagModel:
+        evaluator = Evaluator(ctx.scope)
+        args = call_arguments(call, evaluator, positional=("dag_id",))
+        dag = self._make_dag(args, evaluator, kind, call, call, None, ctx)
+        self.claimed_calls.add(id(call))
+        return dag
+
+    def _make_dag(self, args: Arguments, evaluator: Evaluator, kind: str, call: Optional[cst.Call],
+                  report_node: cst.CSTNode, function: Optional[cst.FunctionDef], ctx: _Ctx,
+                  default_id: Optional[str] = None) -> DagModel:
+        dag_id_arg = args.get("dag_id")
+        if dag_id_arg is not None:
+            dag_id = dag_id_arg.value if isinstance(dag_id_arg.value, str) else None
+        else:
+            dag_id = default_id
+        dag = DagModel(
+            dag_id=dag_id, kind=kind, call=call, report_node=report_node, function=function,
+            args=args, default_args=dict_arguments(args.get("default_args"), evaluator),
+            scope=ctx.scope,
+        )
+        self.dags.append(dag)
+        return dag
+
+    def bind_dag_var(self, target: cst.BaseExpression, dag: DagModel, scope: Scope) -> None:
+        if isinstance(target, cst.Name):
+            self.dag_vars[(id(scope), target.value)] = dag
+
+    def dag_for_name(self, expr: cst.BaseExpression, scope: Optional[Scope]) -> Optional[DagModel]:
+        if not isinstance(expr, cst.Name):
+            return None
+        while scope is not None:
+            dag = self.dag_vars.get((id(scope), expr.value))
+            if dag is not None:
+                return dag
+            if expr.value in scope.bindings:
+                return None
+            scope = scope.parent
+        return None
+
+    # --- tasks -----------------------------------------------------------------------------
+
+    def operator_task(self, call: cst.Call, ctx: _Ctx) -> Optional[TaskModel]:
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "partial":
+            func = func.value
+        qual = ctx.scope.qualname(func)
+        has_task_id = any(a.keyword is not None and a.keyword.value == "task_id" for a in call.args)
+        if qual is None or not names.is_airflow_operator(qual):
+            if not has_task_id or self.taskflow_function(func, ctx.scope) is not None:
+                return None
+        evaluator = Evaluator(ctx.scope)
+        args = call_arguments(call, evaluator)
+        task_id_arg = args.get("task_id")
+        task_id = task_id_arg.value if task_id_arg and isinstance(task_id_arg.value, str) else None
+        python_callable, callable_scope = None, None
+        target = args.get("python_callable")
+        if target is not None:
+            python_callable, callable_scope = self.local_function(target.node, ctx.scope)
+        return TaskModel(task_id=task_id, kind="operator", operator=qual, node=call, args=args,
+                         callable=python_callable, callable_scope=callable_scope, group_id=ctx.group)
+
+    def local_function(self, expr: cst.BaseExpression, scope: Scope) -> tuple[Optional[cst.FunctionDef], Optional[Scope]]:
+        if isinstance(expr, cst.Name):
+            binding = scope.single(expr.value)
+            if isinstance(binding, FunctionBinding):
+                return binding.node, function_scope(binding.node, scope)
+        return None, None
+
+    def taskflow_function(self, expr: cst.BaseExpression, scope: Scope) -> Optional[cst.FunctionDef]:
+        if isinstance(expr, cst.Name):
+            binding = scope.single(expr.value)
+            if isinstance(binding, FunctionBinding) and id(binding.node) in self.taskflow:
+                return binding.node
+        return None
+
+    def taskflow_task(self, call: cst.Call, ctx: _Ctx) -> Optional[TaskModel]:
+        """A call that instantiates a @task function: f(), f.override(..)(), f.partial(..).expand(..)."""
+        func = call.func
+        override: Optional[cst.Call] = None
+        if isinstance(func, cst.Attribute) and func.attr.value in _EXPANDERS:
+            func = func.value
+            if isinstance(func, cst.Call) and isinstance(func.func, cst.Attribute) \
+                    and func.func.attr.value in _TASKFLOW_CHAIN:
+                override = func if func.func.attr.value == "override" else None
+                func = func.func.value
+        elif isinstance(func, cst.Call) and isinstance(func.func, cst.Attribute) \
+                and func.func.attr.value == "override":
+            override = func
+            func = func.func.value
+        function = self.taskflow_function(func, ctx.scope)
+        if function is None:
+            return None
+        evaluator = Evaluator(ctx.scope)
+        decorator = self.taskflow[id(function)]
+        args = call_arguments(decorator.decorator, evaluator) if isinstance(decorator.decorator, cst.Call) \
+            else Arguments()
+        if override is not None:
+            overrides = call_arguments(override, evaluator)
+            args = Arguments({**args.values, **overrides.values}, args.complete and overrides.complete)
+        task_id_arg = args.get("task_id")
+        if task_id_arg is None:
+            task_id: Optional[str] = function.name.value
+        else:
+            task_id = task_id_arg.value if isinstance(task_id_arg.value, str) else None
+        decorator_expr = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+        return TaskModel(task_id=task_id, kind="taskflow", operator=ctx.scope.qualname(decorator_expr),
+                         node=call, args=args, callable=function,
+                         callable_scope=function_scope(function, ctx.scope), group_id=ctx.group)
+
+
+def _decorator_call_target(decorator: cst.Decorator) -> cst.BaseExpression:
+    expr = decorator.decorator
+    return expr.func if isinstance(expr, cst.Call) else expr
+
+
+def _is_task_decorator(expr: cst.BaseExpression, scope: Scope) -> bool:
+    # @task, @task(...), @task.python, @task.bash(...), @task.virtualenv(...) ...
+    quals = scope.qualnames(expr)
+    return bool(quals) and all(
+        any(q == t or q.startswith(t + ".") for t in names.TASK_DECORATORS) for q in quals
+    )
+
+
+def _handle_function(b: _Builder, node: cst.FunctionDef, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
+    inner_scope = function_scope(node, ctx.scope)
+    body_ctx = _Ctx(scope=inner_scope, dag=None, group="", parse_time=False)
+    for decorator in node.decorators:
+        target = _decorator_call_target(decorator)
+        if ctx.scope.resolves_to(target, names.DAG_DECORATORS):
+            evaluator = Evaluator(ctx.scope)
+            if isinstance(decorator.decorator, cst.Call):
+                args = call_arguments(decorator.decorator, evaluator, positional=("dag_id",))
+                call: Optional[cst.Call] = decorator.decorator
+                b.claimed_calls.add(id(call))
+            else:
+                args, call = Arguments(), None
+            dag = b._make_dag(args, evaluator, "decorator", call, decorator.decorator, node, ctx,
+                              default_id=node.name.value)
+            # The @dag function body runs when the file is parsed, like module-level code.
+            body_ctx = _Ctx(scope=inner_scope, dag=dag, group="", parse_time=ctx.parse_time)
+        elif _is_task_decorator(target, ctx.scope):
+            b.taskflow[id(node)] = decorator
+        elif ctx.scope.resolves_to(target, names.TASK_GROUP_DECORATORS):
+            group_id = node.name.value
+            if isinstance(decorator.decorator, cst.Call):
+                args = call_arguments(decorator.decorator, Evaluator(ctx.scope), positional=("group_id",))
+                given = args.get("group_id")
+                group_id = given.value if given and isinstance(given.value, str) else (None if given else group_id)
+            prefix = _join_group(ctx.group, group_id)
+            body_ctx = _Ctx(scope=inner_scope, dag=ctx.dag, group=prefix, parse_time=ctx.parse_time)
+    pushed: list[tuple[cst.CSTNode, _Ctx]] = [(d.decorator, ctx) for d in node.decorators]
+    pushed.append((node.params, ctx))
+    pushed.append((node.body, body_ctx))
+    return pushed
+
+
+def _join_group(prefix: Optional[str], group_id: Optional[str]) -> Optional[str]:
+    if prefix is None or group_id is None:
+        return None
+    return f"{prefix}.{group_id}" if prefix else group_id
+
+
+def _handle_with(b: _Builder, node: cst.With, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
+    body_ctx = ctx
+    for item in node.items:
+        expr = item.item
+        if b.is_dag_call(expr, ctx.scope):
+            dag = b.new_dag_from_call(expr, "context", ctx)  # type: ignore[arg-type]
+            if item.asname is not None:
+                b.bind_dag_var(item.asname.name, dag, ctx.scope)
+            body_ctx = dataclasses.replace(body_ctx, dag=dag, group="")
+        elif isinstance(expr, cst.Call) and ctx.scope.resolves_to(expr.func, names.TASK_GROUP_CLASSES):
+            args = call_arguments(expr, Evaluator(ctx.scope), positional=("group_id",))
+            given = args.get("group_id")
+            group_id = given.value if given and isinstance(given.value, str) else None
+            prefix_arg = args.get("prefix_group_id")
+            if prefix_arg is not None and prefix_arg.value is False:
+                group = body_ctx.group  # children keep their plain task ids
+            else:
+                group = _join_group(body_ctx.group, group_id)
+            body_ctx = dataclasses.replace(body_ctx, group=group)
+        else:
+            dag = b.dag_for_name(expr, ctx.scope)
+            if dag is not None:
+                body_ctx = dataclasses.replace(body_ctx, dag=dag, group="")
+    pushed: list[tuple[cst.CSTNode, _Ctx]] = [(item.item, ctx) for item in node.items]
+    pushed.append((node.body, body_ctx))
+    return pushed
+
+
+def _handle_assign(b: _Builder, node: cst.Assign, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
+    if b.is_dag_call(node.value, ctx.scope):
+        dag = b.new_dag_from_call(node.value, "call", ctx)  # type: ignore[arg-type]
+        for target in node.targets:
+            b.bind_dag_var(target.target, dag, ctx.scope)
+    return [(child, ctx) for child in _children(node)]
+
+
+def _handle_call(b: _Builder, node: cst.Call, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
+    if id(node) not in b.claimed_calls:
+        if b.is_dag_call(node, ctx.scope):
+            b.new_dag_from_call(node, "call", ctx)
+        else:
+            task = b.taskflow_task(node, ctx) or b.operator_task(node, ctx)
+            if task is not None:
+                dag = ctx.dag
+                dag_arg = task.args.get("dag") if task.kind == "operator" else None
+                if dag_arg is not None:
+                    dag = b.dag_for_name(dag_arg.node, ctx.scope)
+                if dag is not None:
+                    dag.tasks.append(task)
+    if ctx.parse_time and isinstance(node.func, cst.Attribute):
+        b.parse_time_calls.append(ParseTimeCall(node, ctx.scope))
+    pushed: list[tuple[cst.CSTNode, _Ctx]] = [(node.func, ctx)]
+    pushed.extend((arg.value, ctx) for arg in node.args)
+    return pushed
+
+
+def _handle_lambda(b: _Builder, node: cst.Lambda, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
+    return [(node.body, dataclasses.replace(ctx, parse_time=False, dag=None))]
+
+
+def _handle_name(b: _Builder, node: cst.CSTNode, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
+    return []
+
+
+_HANDLERS = {
+    cst.FunctionDef: _handle_function,
+    cst.With: _handle_with,
+    cst.Assign: _handle_assign,
+    cst.Call: _handle_call,
+    cst.Lambda: _handle_lambda,
+    # Leaves and subtrees that can hold nothing the model needs.
+    cst.Name: _handle_name,
+    cst.SimpleString: _handle_name,
+    cst.Integer: _handle_name,
+    cst.Float: _handle_name,
+    cst.Import: _handle_name,
+    cst.ImportFrom: _handle_name,
+    cst.Pass: _handle_name,
+}
+
+
+def build_file_model(module: cst.Module) -> FileModel:
+    """Build the DAG model of a parsed file."""
+    return _Builder(module).build()

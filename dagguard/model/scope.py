@@ -1,0 +1,230 @@
+"""Name bindings of a file, built from its statements without executing anything.
+
+A name resolves to a qualified name only when every binding that can reach it is an import
+that agrees: `from airflow import DAG as D` makes `D` resolve to `airflow.DAG`; a local
+`def DAG` or `DAG = ...` beside the import makes `DAG` resolve to nothing. Star imports and
+rebinding (`X = DAG`) are known limits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator, Optional, Sequence, Union
+
+import libcst as cst
+
+
+@dataclass(frozen=True)
+class ImportBinding:
+    qualname: str
+
+
+@dataclass(frozen=True)
+class ConstantBinding:
+    """`NAME = <expr>`: a single assignment whose value may be evaluated statically."""
+
+    value: cst.BaseExpression
+
+
+@dataclass(frozen=True)
+class FunctionBinding:
+    node: cst.FunctionDef
+
+
+@dataclass(frozen=True)
+class OpaqueBinding:
+    """Any other binding (a class, a parameter, a loop variable): never resolved."""
+
+
+Binding = Union[ImportBinding, ConstantBinding, FunctionBinding, OpaqueBinding]
+OPAQUE = OpaqueBinding()
+
+
+@dataclass
+class Scope:
+    """The bindings of one scope (module or function), chained to the enclosing scope."""
+
+    bindings: dict[str, list[Binding]] = field(default_factory=dict)
+    parent: Optional["Scope"] = None
+
+    def add(self, name: str, binding: Binding) -> None:
+        self.bindings.setdefault(name, []).append(binding)
+
+    def lookup(self, name: str) -> Sequence[Binding]:
+        """Every binding of `name` in the innermost scope that binds it."""
+        scope: Optional[Scope] = self
+        while scope is not None:
+            found = scope.bindings.get(name)
+            if found:
+                return found
+            scope = scope.parent
+        return ()
+
+    def single(self, name: str) -> Optional[Binding]:
+        """The binding of `name` when there is exactly one, else None."""
+        found = self.lookup(name)
+        return found[0] if len(found) == 1 else None
+
+    def qualnames(self, expr: cst.BaseExpression) -> frozenset[str]:
+        """Qualified names `expr` (a Name or a dotted Attribute chain) can refer to.
+
+        Empty when any binding of the base name is not an import.
+        """
+        attrs: list[str] = []
+        while isinstance(expr, cst.Attribute):
+            attrs.append(expr.attr.value)
+            expr = expr.value
+        if not isinstance(expr, cst.Name):
+            return frozenset()
+        bindings = self.lookup(expr.value)
+        if not bindings or not all(isinstance(b, ImportBinding) for b in bindings):
+            return frozenset()
+        suffix = "".join("." + a for a in reversed(attrs))
+        return frozenset(b.qualname + suffix for b in bindings)  # type: ignore[union-attr]
+
+    def resolves_to(self, expr: cst.BaseExpression, names: Iterable[str] | frozenset[str]) -> bool:
+        """True when every qualified name `expr` can have is in `names`."""
+        quals = self.qualnames(expr)
+        return bool(quals) and quals <= frozenset(names)
+
+    def qualname(self, expr: cst.BaseExpression) -> Optional[str]:
+        """The qualified name of `expr` when all its bindings agree on one."""
+        quals = self.qualnames(expr)
+        return next(iter(quals)) if len(quals) == 1 else None
+
+
+def dotted_name(expr: cst.BaseExpression) -> Optional[str]:
+    """`a.b.c` for a Name/Attribute chain, else None."""
+    parts: list[str] = []
+    while isinstance(expr, cst.Attribute):
+        parts.append(expr.attr.value)
+        expr = expr.value
+    if not isinstance(expr, cst.Name):
+        return None
+    parts.append(expr.value)
+    return ".".join(reversed(parts))
+
+
+def _import_bindings(stmt: Union[cst.Import, cst.ImportFrom]) -> Iterator[tuple[str, Binding]]:
+    if isinstance(stmt, cst.Import):
+        for alias in stmt.names:
+            module = dotted_name(alias.name) or ""
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                yield alias.asname.name.value, ImportBinding(module)
+            else:
+                # `import a.b.c` binds `a`, which refers to the package `a`.
+                top = module.split(".", 1)[0]
+                yield top, ImportBinding(top)
+        return
+    if isinstance(stmt.names, cst.ImportStar):
+        return
+    module = dotted_name(stmt.module) if stmt.module is not None else ""
+    dots = "." * len(stmt.relative)
+    base = f"{dots}{module}" if module else dots
+    for alias in stmt.names:
+        name = dotted_name(alias.name) or ""
+        bound = name
+        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            bound = alias.asname.name.value
+        qual = f"{base}.{name}" if base and not base.endswith(".") else f"{base}{name}"
+        yield bound, ImportBinding(qual)
+
+
+def _target_names(target: cst.BaseExpression) -> Iterator[str]:
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _target_names(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _target_names(target.value)
+
+
+def _small_statement_bindings(stmt: cst.BaseSmallStatement) -> Iterator[tuple[str, Binding]]:
+    if isinstance(stmt, (cst.Import, cst.ImportFrom)):
+        yield from _import_bindings(stmt)
+    elif isinstance(stmt, cst.Assign):
+        if len(stmt.targets) == 1 and isinstance(stmt.targets[0].target, cst.Name):
+            yield stmt.targets[0].target.value, ConstantBinding(stmt.value)
+        else:
+            for target in stmt.targets:
+                for name in _target_names(target.target):
+                    yield name, OPAQUE
+    elif isinstance(stmt, cst.AnnAssign):
+        if isinstance(stmt.target, cst.Name):
+            binding = ConstantBinding(stmt.value) if stmt.value is not None else OPAQUE
+            yield stmt.target.value, binding
+    elif isinstance(stmt, cst.AugAssign):
+        for name in _target_names(stmt.target):
+            yield name, OPAQUE
+    elif isinstance(stmt, (cst.Global, cst.Nonlocal)):
+        for item in stmt.names:
+            yield item.name.value, OPAQUE
+
+
+def statement_bindings(body: Sequence[cst.CSTNode]) -> Iterator[tuple[str, Binding]]:
+    """Bindings made by a block's statements, including those in if/try/with/for blocks,
+    but not inside nested functions or classes (their own scopes)."""
+    for stmt in body:
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in stmt.body:
+                yield from _small_statement_bindings(small)
+        elif isinstance(stmt, cst.FunctionDef):
+            yield stmt.name.value, FunctionBinding(stmt)
+        elif isinstance(stmt, cst.ClassDef):
+            yield stmt.name.value, OPAQUE
+        elif isinstance(stmt, cst.BaseCompoundStatement):
+            if isinstance(stmt, cst.With):
+                for item in stmt.items:
+                    if item.asname is not None:
+                        for name in _target_names(item.asname.name):
+                            yield name, OPAQUE
+            elif isinstance(stmt, cst.For):
+                for name in _target_names(stmt.target):
+                    yield name, OPAQUE
+            yield from statement_bindings(_blocks_of(stmt))
+
+
+def _blocks_of(stmt: cst.BaseCompoundStatement) -> list[cst.CSTNode]:
+    """Statements of every block of a compound statement (bodies, else, handlers...)."""
+    out: list[cst.CSTNode] = []
+    pending: list[cst.CSTNode] = [stmt]
+    while pending:
+        node = pending.pop()
+        body = getattr(node, "body", None)
+        if isinstance(body, cst.IndentedBlock):
+            out.extend(body.body)
+        elif isinstance(body, cst.SimpleStatementSuite):
+            out.append(body)
+        for attr in ("orelse", "finalbody"):
+            extra = getattr(node, attr, None)
+            if extra is not None:
+                pending.append(extra)
+        for handler in getattr(node, "handlers", ()) or ():
+            pending.append(handler)
+        for case in getattr(node, "cases", ()) or ():
+            pending.append(case)
+    return out
+
+
+def module_scope(module: cst.Module) -> Scope:
+    """The module's bindings."""
+    scope = Scope()
+    for name, binding in statement_bindings(module.body):
+        scope.add(name, binding)
+    return scope
+
+
+def function_scope(func: cst.FunctionDef, parent: Scope) -> Scope:
+    """A function's bindings: its parameters (opaque) and its body's bindings."""
+    scope = Scope(parent=parent)
+    params = func.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        scope.add(param.name.value, OPAQUE)
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            scope.add(star.name.value, OPAQUE)
+    body = func.body.body if isinstance(func.body, cst.IndentedBlock) else (func.body,)
+    for name, binding in statement_bindings(body):
+        scope.add(name, binding)
+    return scope

@@ -1,0 +1,302 @@
+"""Static evaluation of expressions: literals, module constants and a few well-known
+constructors (datetime, timedelta, timetables). Anything else is UNKNOWN, never guessed."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import libcst as cst
+
+from dagguard.model import airflow_names as names
+from dagguard.model.scope import ConstantBinding, Scope
+
+
+class _Unknown:
+    """A value that cannot be known without running the code."""
+
+    _instance: Optional["_Unknown"] = None
+
+    def __new__(cls) -> "_Unknown":
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+UNKNOWN: Any = _Unknown()
+MAX_DEPTH = 20  # guards against `A = B; B = A` style cycles through constants
+
+
+@dataclass(frozen=True)
+class DictEntry:
+    key_node: Optional[cst.BaseExpression]
+    value_node: cst.BaseExpression
+    value: Any
+
+
+@dataclass(frozen=True)
+class StaticDict:
+    """A dict built statically; `complete` is False when an unresolvable `**x` may add keys."""
+
+    entries: dict[str, DictEntry]
+    complete: bool
+
+
+@dataclass(frozen=True)
+class Timetable:
+    """A timetable constructor call: `kind` is "trigger" or "data_interval"."""
+
+    kind: str
+    cron: Optional[str]
+    delta: Optional[dt.timedelta]
+    has_interval: bool
+    qualname: str
+
+
+@dataclass(frozen=True)
+class AssetSchedule:
+    """A schedule made of assets/datasets: runs are triggered by data, not the clock."""
+
+
+DATETIME_CONSTRUCTORS = frozenset({
+    "datetime.datetime", "pendulum.datetime", "pendulum.DateTime",
+    "airflow.utils.timezone.datetime", "airflow.sdk.timezone.datetime",
+})
+TIMEDELTA_CONSTRUCTORS = frozenset({
+    "datetime.timedelta", "pendulum.duration", "pendulum.Duration",
+})
+DICT_CONSTRUCTORS = frozenset({"dict"})
+WALL_CLOCK_FUNCTIONS = frozenset({
+    "datetime.datetime.now", "datetime.datetime.utcnow", "datetime.datetime.today",
+    "datetime.date.today", "pendulum.now", "pendulum.today", "pendulum.yesterday",
+    "pendulum.tomorrow", "pendulum.DateTime.now", "pendulum.DateTime.utcnow",
+    "pendulum.DateTime.today", "airflow.utils.timezone.utcnow", "airflow.sdk.timezone.utcnow",
+    "airflow.utils.dates.days_ago", "time.time",
+})
+
+
+@dataclass(frozen=True)
+class Evaluator:
+    """Evaluates expressions in one scope."""
+
+    scope: Scope
+
+    def value(self, node: Optional[cst.BaseExpression], depth: int = 0) -> Any:
+        """The static value of `node`, or UNKNOWN."""
+        if node is None or depth > MAX_DEPTH:
+            return UNKNOWN
+        try:
+            return self._value(node, depth)
+        except (ValueError, TypeError, OverflowError, ArithmeticError):
+            return UNKNOWN
+
+    def _value(self, node: cst.BaseExpression, depth: int) -> Any:
+        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+            value = node.evaluated_value
+            return UNKNOWN if value is None else value
+        if isinstance(node, (cst.Integer, cst.Float)):
+            return node.evaluated_value
+        if isinstance(node, cst.Name):
+            return self._name(node, depth)
+        if isinstance(node, cst.UnaryOperation):
+            inner = self.value(node.expression, depth + 1)
+            if inner is UNKNOWN:
+                return UNKNOWN
+            if isinstance(node.operator, cst.Minus):
+                return -inner
+            if isinstance(node.operator, cst.Not):
+                return not inner
+            return inner if isinstance(node.operator, cst.Plus) else UNKNOWN
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+            return self._sequence(node, depth)
+        if isinstance(node, cst.Dict):
+            return self._dict_literal(node, depth)
+        if isinstance(node, cst.Call):
+            return self._call(node, depth)
+        if isinstance(node, cst.BinaryOperation):
+            return self._binary(node, depth)
+        return UNKNOWN
+
+    def _name(self, node: cst.Name, depth: int) -> Any:
+        binding = self.scope.single(node.value)
+        if binding is None and not self.scope.lookup(node.value):
+            return {"True": True, "False": False, "None": None}.get(node.value, UNKNOWN)
+        if isinstance(binding, ConstantBinding):
+            return self.value(binding.value, depth + 1)
+        return UNKNOWN
+
+    def _sequence(self, node: cst.List | cst.Tuple | cst.Set, depth: int) -> Any:
+        items = []
+        for element in node.elements:
+            if isinstance(element, cst.StarredElement):
+                inner = self.value(element.value, depth + 1)
+                if not isinstance(inner, (list, tuple)):
+                    return UNKNOWN
+                items.extend(inner)
+            else:
+                items.append(self.value(element.value, depth + 1))
+        return tuple(items) if isinstance(node, cst.Tuple) else items
+
+    def static_dict(self, node: cst.BaseExpression, depth: int = 0) -> Optional[StaticDict]:
+        """`node` as a StaticDict when it is a dict literal, `dict(...)` or a constant naming one."""
+        value = self.value(node, depth)
+        return value if isinstance(value, StaticDict) else None
+
+    def _dict_literal(self, node: cst.Dict, depth: int) -> StaticDict:
+        entries: dict[str, DictEntry] = {}
+        complete = True
+        for element in node.elements:
+            if isinstance(element, cst.StarredDictElement):
+                merged = self.static_dict(element.value, depth + 1)
+                if merged is None:
+                    complete = False
+                    continue
+                entries.update(merged.entries)
+                complete = complete and merged.complete
+                continue
+            key = self.value(element.key, depth + 1)
+            if not isinstance(key, str):
+                complete = False
+                continue
+            entries[key] = DictEntry(element.key, element.value, self.value(element.value, depth + 1))
+        return StaticDict(entries, complete)
+
+    def _call(self, node: cst.Call, depth: int) -> Any:
+        qual = self.scope.qualname(node.func)
+        if qual is None:
+            if isinstance(node.func, cst.Name) and node.func.value == "dict" and not self.scope.lookup("dict"):
+                qual = "dict"
+            else:
+                return UNKNOWN
+        if qual in DICT_CONSTRUCTORS:
+            return self._dict_call(node, depth)
+        kwargs, args = self._call_arguments(node, depth)
+        if kwargs is None:
+            return UNKNOWN
+        if qual in DATETIME_CONSTRUCTORS:
+            return _make_datetime(args, kwargs)
+        if qual in TIMEDELTA_CONSTRUCTORS:
+            if any(a is UNKNOWN for a in args) or any(v is UNKNOWN for v in kwargs.values()):
+                return UNKNOWN
+            return dt.timedelta(*args, **kwargs)
+        if qual in names.TRIGGER_TIMETABLES or qual in names.DATA_INTERVAL_TIMETABLES:
+            return _make_timetable(qual, args, kwargs)
+        if qual in names.ASSET_CLASSES:
+            return AssetSchedule()
+        return UNKNOWN
+
+    def _call_arguments(self, node: cst.Call, depth: int) -> tuple[Optional[dict[str, Any]], list[Any]]:
+        kwargs: dict[str, Any] = {}
+        args: list[Any] = []
+        for arg in node.args:
+            if arg.star:
+                return None, []
+            value = self.value(arg.value, depth + 1)
+            if arg.keyword is not None:
+                kwargs[arg.keyword.value] = value
+            else:
+                args.append(value)
+        return kwargs, args
+
+    def _dict_call(self, node: cst.Call, depth: int) -> StaticDict:
+        entries: dict[str, DictEntry] = {}
+        complete = True
+        for arg in node.args:
+            if arg.star == "**":
+                merged = self.static_dict(arg.value, depth + 1)
+                if merged is None:
+                    complete = False
+                else:
+                    entries.update(merged.entries)
+                    complete = complete and merged.complete
+            elif arg.keyword is not None:
+                entries[arg.keyword.value] = DictEntry(arg.keyword, arg.value, self.value(arg.value, depth + 1))
+            else:
+                base = self.static_dict(arg.value, depth + 1)
+                if base is None:
+                    complete = False
+                else:
+                    entries.update(base.entries)
+                    complete = complete and base.complete
+        return StaticDict(entries, complete)
+
+    def _binary(self, node: cst.BinaryOperation, depth: int) -> Any:
+        left = self.value(node.left, depth + 1)
+        right = self.value(node.right, depth + 1)
+        if isinstance(left, AssetSchedule) or isinstance(right, AssetSchedule):
+            return AssetSchedule()
+        if left is UNKNOWN or right is UNKNOWN:
+            return UNKNOWN
+        op = node.operator
+        if isinstance(op, cst.Add):
+            return left + right
+        if isinstance(op, cst.Subtract):
+            return left - right
+        if isinstance(op, cst.Multiply):
+            return left * right
+        return UNKNOWN
+
+    def wall_clock_calls(self, node: Optional[cst.BaseExpression], depth: int = 0) -> list[cst.Call]:
+        """Calls reading the wall clock inside `node`, following module constants."""
+        if node is None or depth > MAX_DEPTH:
+            return []
+        found: list[cst.Call] = []
+        stack: list[cst.CSTNode] = [node]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, cst.Call):
+                if self.scope.resolves_to(current.func, WALL_CLOCK_FUNCTIONS):
+                    found.append(current)
+                    continue
+                stack.append(current.func)
+                stack.extend(arg.value for arg in current.args)
+            elif isinstance(current, cst.Name):
+                binding = self.scope.single(current.value)
+                if isinstance(binding, ConstantBinding):
+                    found.extend(self.wall_clock_calls(binding.value, depth + 1))
+            elif isinstance(current, cst.BinaryOperation):
+                stack.extend((current.left, current.right))
+            elif isinstance(current, cst.UnaryOperation):
+                stack.append(current.expression)
+            elif isinstance(current, cst.Attribute):
+                stack.append(current.value)
+        return found
+
+
+def _make_datetime(args: list[Any], kwargs: dict[str, Any]) -> Any:
+    tz = kwargs.pop("tz", None) if "tz" in kwargs else kwargs.pop("tzinfo", None)
+    if any(a is UNKNOWN for a in args) or any(v is UNKNOWN for v in kwargs.values()):
+        return UNKNOWN
+    value = dt.datetime(*args, **kwargs)
+    return value.replace(tzinfo=_timezone(tz))
+
+
+def _timezone(tz: Any) -> dt.tzinfo:
+    # Airflow treats naive datetimes as its default timezone, UTC unless configured.
+    if isinstance(tz, str):
+        try:
+            from zoneinfo import ZoneInfo
+
+            return ZoneInfo(tz)
+        except Exception:
+            return dt.timezone.utc
+    return dt.timezone.utc
+
+
+def _make_timetable(qual: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    kind = "trigger" if qual in names.TRIGGER_TIMETABLES else "data_interval"
+    first = args[0] if args else kwargs.get("cron", kwargs.get("delta", UNKNOWN))
+    interval = kwargs.get("interval")
+    cron = first if isinstance(first, str) else None
+    delta = first if isinstance(first, dt.timedelta) else None
+    if cron is None and delta is None:
+        return UNKNOWN
+    has_interval = interval is not None and interval != dt.timedelta(0)
+    return Timetable(kind=kind, cron=cron, delta=delta, has_interval=has_interval, qualname=qual)

@@ -1,0 +1,50 @@
+"""SARIF 2.1.0, for GitHub code scanning and other static-analysis dashboards."""
+
+from __future__ import annotations
+
+import json
+from pathlib import PurePath
+
+from dagguard import __version__
+from dagguard.engine.runner import CheckResult
+from dagguard.rules import ALL_RULES
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def format_sarif(result: CheckResult, color: bool) -> str:
+    rules = [
+        {
+            "id": rule.code,
+            "name": rule.name,
+            "shortDescription": {"text": rule.summary},
+            "defaultConfiguration": {"level": "error" if rule.severity == "error" else "warning"},
+        }
+        for rule in ALL_RULES
+    ]
+    index = {rule.code: i for i, rule in enumerate(ALL_RULES)}
+    results = [
+        {
+            "ruleId": f.code,
+            "ruleIndex": index[f.code],
+            "level": "error" if f.severity == "error" else "warning",
+            "message": {"text": f.message + (f"\nhelp: {f.help}" if f.help else "")},
+            "locations": [{
+                "physicalLocation": {
+                    "artifactLocation": {"uri": PurePath(f.path).as_posix()},
+                    "region": {"startLine": f.line, "startColumn": f.column,
+                               "endLine": f.end_line, "endColumn": f.end_column},
+                }
+            }],
+        }
+        for f in result.findings
+    ]
+    log = {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "dagguard", "version": __version__, "rules": rules}},
+            "results": results,
+        }],
+    }
+    return json.dumps(log, indent=2) + "\n"

@@ -1,0 +1,66 @@
+"""What a rule is: metadata (code, name, severity, summary) and a check over the file model."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar, Iterable, Optional
+
+import libcst as cst
+
+from dagguard.model.dags import DagModel, FileModel
+
+if TYPE_CHECKING:
+    from dagguard.config import Settings
+
+
+@dataclass(frozen=True)
+class Report:
+    """What a rule found: the node to point at, the one-line message, the advice."""
+
+    node: cst.CSTNode
+    message: str
+    help: Optional[str] = None
+    dag: Optional[DagModel] = None   # a finding about a DAG: noqa on its first line applies too
+    severity: Optional[str] = None   # overrides the rule's default when set
+
+
+@dataclass(frozen=True)
+class RuleContext:
+    path: Path
+    settings: "Settings"
+    now: dt.datetime
+
+
+@dataclass(frozen=True)
+class DagSite:
+    """A DAG with a static dag_id, located: what project-wide rules compare across files."""
+
+    dag_id: str
+    path: Path
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+class Rule:
+    """A rule checks one file's model. Subclasses set the metadata and implement check()."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[str]          # "error" or "warning"
+    summary: ClassVar[str]
+    fixable: ClassVar[bool] = False
+
+    def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
+        return ()
+
+
+class ProjectRule(Rule):
+    """A rule that compares DAGs across all checked files (runs after the per-file pass)."""
+
+    def check_project(self, sites: list[DagSite]) -> Iterable[tuple[DagSite, str, Optional[str]]]:
+        """Yield (site, message, help) for each offending DAG."""
+        return ()

@@ -1,0 +1,26 @@
+"""DG103: no max_active_tasks, so up to 16 of the DAG's tasks run at once across its runs."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from dagguard.model.dags import FileModel
+from dagguard.rules.base import Report, Rule, RuleContext
+
+
+class MissingMaxActiveTasks(Rule):
+    code = "DG103"
+    name = "missing-max-active-tasks"
+    severity = "warning"
+    summary = "The DAG sets no max_active_tasks: up to 16 of its tasks may run at once"
+
+    def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
+        for dag in file.dags:
+            # Airflow 2 also accepted the old name `concurrency`.
+            if dag.surely_lacks("max_active_tasks") and "concurrency" not in dag.args:
+                yield Report(
+                    node=dag.report_node,
+                    message=f"{dag.label} sets no max_active_tasks; up to 16 of its tasks can run at once",
+                    help="set max_active_tasks to what its sources and targets can take",
+                    dag=dag,
+                )

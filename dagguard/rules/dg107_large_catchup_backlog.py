@@ -1,0 +1,40 @@
+"""DG107: catchup bounded by end_date, but the backlog is still larger than max-catchup-runs."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from dagguard.model.dags import FileModel
+from dagguard.model.schedules import Recurrence, catchup_enabled, count_runs, dag_date, dag_recurrence
+from dagguard.rules.base import Report, Rule, RuleContext
+
+
+class LargeCatchupBacklog(Rule):
+    code = "DG107"
+    name = "large-catchup-backlog"
+    severity = "warning"
+    summary = "Catchup would create more runs than max-catchup-runs between start_date and end_date"
+
+    def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
+        settings = context.settings
+        for dag in file.dags:
+            if catchup_enabled(dag, settings.airflow_version) is not True:
+                continue
+            end = dag_date(dag, "end_date")
+            start = dag_date(dag, "start_date")
+            if end is None or start is None:
+                continue  # no end_date is DG101's finding; unknown dates stay silent
+            rec = dag_recurrence(dag, settings.airflow_version, settings.create_cron_data_intervals)
+            if not isinstance(rec, Recurrence):
+                continue
+            runs = count_runs(rec, start, min(end, context.now))
+            if runs > settings.max_catchup_runs:
+                start_arg = dag.effective("start_date")
+                yield Report(
+                    node=start_arg.report_node if start_arg else dag.report_node,
+                    message=f"{dag.label} catchup would queue {runs:,} runs between start_date and "
+                            f"end_date, over max-catchup-runs ({settings.max_catchup_runs:,})",
+                    help="move start_date closer, backfill in chunks with `airflow backfill create`, "
+                         "or raise max-catchup-runs",
+                    dag=dag,
+                )

@@ -1,0 +1,26 @@
+"""DG302: two DAGs with the same dag_id; Airflow keeps one and the other silently disappears."""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+from dagguard.rules.base import DagSite, ProjectRule
+
+
+class DuplicateDagId(ProjectRule):
+    code = "DG302"
+    name = "duplicate-dag-id"
+    severity = "error"
+    summary = "Two DAGs share a dag_id, in one file or across the checked files"
+
+    def check_project(self, sites: list[DagSite]) -> Iterable[tuple[DagSite, str, Optional[str]]]:
+        first: dict[str, DagSite] = {}
+        for site in sorted(sites, key=lambda s: (str(s.path), s.line, s.column)):
+            earlier = first.setdefault(site.dag_id, site)
+            if earlier is not site:
+                yield (
+                    site,
+                    f"DAG '{site.dag_id}' is already defined at {earlier.path}:{earlier.line}; "
+                    "Airflow keeps only one of them",
+                    "give each DAG a unique dag_id",
+                )

@@ -1,0 +1,54 @@
+"""The rule pages (rules/DGnnn.md): where they live, and the examples they carry.
+
+An example is a fenced block whose info string is `python bad` or `python good`, optionally
+followed by settings for that example, e.g. ```python bad airflow-version=2```.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+_FENCE = re.compile(r"^```python[ \t]+(?P<kind>bad|good)(?P<options>[^\n]*)\n(?P<code>.*?)^```[ \t]*$",
+                    re.MULTILINE | re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Example:
+    kind: str                         # "bad" or "good"
+    code: str
+    options: tuple[tuple[str, str], ...]
+    number: int                       # 1-based among examples of the same kind
+
+
+def pages_folder() -> Optional[Path]:
+    """rules/ beside the package in a checkout, or the copy a wheel carries."""
+    here = Path(__file__).resolve().parent.parent
+    for candidate in (here / "rule_pages", here.parent / "rules"):
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def page_text(code: str) -> Optional[str]:
+    folder = pages_folder()
+    if folder is None:
+        return None
+    page = folder / f"{code}.md"
+    return page.read_text(encoding="utf-8") if page.is_file() else None
+
+
+def examples(text: str) -> list[Example]:
+    """Every tagged example of a page, in order."""
+    counts = {"bad": 0, "good": 0}
+    found = []
+    for match in _FENCE.finditer(text):
+        kind = match.group("kind")
+        counts[kind] += 1
+        options = tuple(
+            tuple(item.split("=", 1)) for item in match.group("options").split() if "=" in item
+        )
+        found.append(Example(kind, match.group("code"), options, counts[kind]))  # type: ignore[arg-type]
+    return found
