@@ -5,6 +5,7 @@ Exit codes follow ruff: 0 clean, 1 findings, 2 usage or configuration error.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Optional
@@ -26,6 +27,106 @@ def fail(message: str) -> "typer.Exit":
 
 
 # --- linter commands -------------------------------------------------------------------------
+
+
+def _use_color() -> bool:
+    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
+
+
+def _codes(values: Optional[list[str]]) -> Optional[tuple[str, ...]]:
+    if not values:
+        return None
+    return tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
+
+
+@app.command()
+def check(
+    paths: list[Path] = typer.Argument(None, help="Files or folders to check (default: the current folder)."),
+    output_format: str = typer.Option("text", "--format", help="text, json, sarif or github."),
+    select: Optional[list[str]] = typer.Option(None, "--select", help="Only these codes or prefixes (replaces the config's select)."),
+    ignore: Optional[list[str]] = typer.Option(None, "--ignore", help="Also ignore these codes or prefixes."),
+    config: Optional[Path] = typer.Option(None, "--config", help="Read [tool.dagguard] from this file instead of the nearest pyproject.toml."),
+    now: Optional[str] = typer.Option(None, "--now", metavar="ISO8601", help="Fix 'now' for run-count estimates, for reproducible output."),
+    exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when problems are found."),
+) -> None:
+    """Check DAG files without importing or running them."""
+    from dagguard.api import ConfigError, check_paths, discover_settings
+    from dagguard.report import FORMATS, formatter
+
+    if output_format not in FORMATS:
+        raise fail(f"--format must be one of {', '.join(FORMATS)}, got {output_format!r}")
+    targets = list(paths) if paths else [Path(".")]
+    try:
+        fixed_now = _parse_now(now)
+        settings = discover_settings(targets, config)
+        settings = settings.with_overrides(
+            select=_codes(select),
+            ignore=(settings.ignore + _codes(ignore)) if ignore else None,
+        )
+        result = check_paths(targets, settings=settings, now=fixed_now)
+    except ConfigError as exc:
+        raise fail(str(exc)) from None
+    sys.stdout.write(formatter(output_format)(result, _use_color() and output_format == "text"))
+    for error in result.internal_errors:
+        typer.echo(f"dagguard: {error} (please report this bug)", err=True)
+    if result.internal_errors:
+        raise typer.Exit(code=2)
+    raise typer.Exit(code=0 if exit_zero or not result.findings else 1)
+
+
+def _parse_now(value: Optional[str]) -> "Optional[datetime.datetime]":
+    if value is None:
+        return None
+    import datetime
+
+    from dagguard.api import ConfigError
+
+    try:
+        parsed = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ConfigError(f"--now: {value!r} is not an ISO 8601 date-time (e.g. 2026-11-30T12:00:00Z)") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.timezone.utc)
+
+
+@app.command("rules")
+def list_rules() -> None:
+    """List every rule: code, name, severity, whether it can be fixed, summary."""
+    from dagguard.rules import ALL_RULES
+
+    if _use_color():
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table("code", "name", "severity", "fixable", "summary")
+        for rule in ALL_RULES:
+            table.add_row(rule.code, rule.name, rule.severity, "yes" if rule.fixable else "", rule.summary)
+        Console().print(table)
+        return
+    for rule in ALL_RULES:
+        fixable = "fixable" if rule.fixable else "-"
+        typer.echo(f"{rule.code}\t{rule.name}\t{rule.severity}\t{fixable}\t{rule.summary}")
+
+
+@app.command("rule")
+def show_rule(code: str = typer.Argument(..., help="A rule code, e.g. DG101, or its name.")) -> None:
+    """Print a rule's page: what it flags, why, bad and good examples, how to fix."""
+    from dagguard.rules import ALL_RULES
+    from dagguard.rules.pages import page_text
+
+    wanted = code.strip()
+    rule = next((r for r in ALL_RULES if wanted.upper() == r.code or wanted == r.name), None)
+    if rule is None:
+        raise fail(f"no rule {wanted!r}; `dagguard rules` lists them")
+    text = page_text(rule.code)
+    if text is None:
+        raise fail(f"the page of {rule.code} is missing from this installation")
+    if _use_color():
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        Console().print(Markdown(text))
+    else:
+        sys.stdout.write(text)
 
 
 # --- runtime commands (doctor, ledger) -------------------------------------------------------
