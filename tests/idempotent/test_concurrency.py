@@ -1,0 +1,120 @@
+"""Two writers of one interval at once end with exactly one copy of the batch."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from dagguard.idempotent.checksum import batch_checksum
+from dagguard.idempotent.engines import engine_for
+from dagguard.idempotent.ledger import RunInfo
+from dagguard.idempotent.write import WriteSpec, prepare_batch, write_batch, write_interval
+from tests.idempotent.helpers import DAY1, DAY2, at, events
+
+WRITER = Path(__file__).with_name("writer_process.py")
+REPO = Path(__file__).resolve().parents[2]
+BATCH = [{"k": k, "ts": at(1, k), "v": f"new-{k}"} for k in range(1, 6)]
+EXPECTED = [(k, at(1, k), f"new-{k}") for k in range(1, 6)]
+
+
+def _prefill(db, non_empty: bool) -> None:
+    db.create()
+    if non_empty:
+        conn = db.connect()
+        write_interval(conn, "events", events((1, at(1, 1), "old"), (9, at(1, 9), "old")), DAY1,
+                       time_column="ts")
+        conn.close()
+
+
+@pytest.mark.parametrize("strategy", ["replace", "merge"])
+@pytest.mark.parametrize("non_empty", [False, True], ids=["empty-interval", "non-empty-interval"])
+def test_two_threads_released_by_a_barrier(db, strategy, non_empty):
+    _prefill(db, non_empty)
+    spec = WriteSpec.build("events", strategy, "ts", ["k"], strategy == "merge", "ds")
+    batch = prepare_batch(spec, BATCH, None, DAY1)
+    barrier = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def slow(number: int, sql: str) -> None:
+        time.sleep(0.05)  # widen the window in which an unlocked writer would interleave
+
+    def writer() -> None:
+        conn = db.connect()  # sqlite3 connections belong to the thread that made them
+        try:
+            engine = engine_for(conn)
+            barrier.wait()
+            write_batch(engine, spec, batch, DAY1, batch_checksum(batch), RunInfo(), slow)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=writer) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not errors, errors
+    assert db.rows() == EXPECTED
+    assert len(db.rows("dagguard_write_log", "checksum")) == (3 if non_empty else 2)
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", "postgres"])
+@pytest.mark.parametrize("non_empty", [False, True], ids=["empty-interval", "non-empty-interval"])
+def test_two_processes(dialect, non_empty, request, tmp_path):
+    # DuckDB is left out: a second process cannot open a DuckDB file that another has open.
+    from tests.idempotent.helpers import make_database
+
+    db = make_database(dialect, request, tmp_path)
+    _prefill(db, non_empty)
+    start_at = time.time() + 2.0
+    procs = [subprocess.Popen([sys.executable, str(WRITER), db.url, "replace", "slow", str(start_at)],
+                              cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    assert db.rows() == EXPECTED
+
+
+def test_postgres_without_the_advisory_lock_would_double_the_rows(request, tmp_path):
+    """The control experiment: the same race with the lock taken on different keys doubles."""
+    from dagguard.idempotent.engines.postgres import PostgresEngine
+    from tests.idempotent.helpers import make_database
+
+    class UnlockedPostgres(PostgresEngine):
+        def execute(self, sql, params=()):
+            if "pg_advisory_xact_lock" in sql and params and "|" in str(params[0]):
+                params = (f"{params[0]}|{threading.get_ident()}",)
+            return super().execute(sql, params)
+
+    db = make_database("postgres", request, tmp_path)
+    _prefill(db, False)
+    # Create the ledger beforehand: its creation takes a lock of its own that would serialise.
+    conn = db.connect()
+    write_interval(conn, "events", [], DAY2, time_column="ts", columns=["k", "ts", "v"])
+    conn.close()
+    spec = WriteSpec.build("events", "replace", "ts", (), False, "ds")
+    batch = prepare_batch(spec, BATCH, None, DAY1)
+    barrier = threading.Barrier(2)
+    connections = [db.connect() for _ in range(2)]
+
+    def writer(conn) -> None:
+        engine = UnlockedPostgres(conn)
+        barrier.wait()
+        write_batch(engine, spec, batch, DAY1, batch_checksum(batch), RunInfo(),
+                    lambda n, sql: time.sleep(0.2))
+
+    threads = [threading.Thread(target=writer, args=(conn,)) for conn in connections]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    for conn in connections:
+        conn.close()
+    assert len(db.rows()) == 2 * len(EXPECTED)
