@@ -184,6 +184,29 @@ def doctor(
     raise typer.Exit(diagnosis.exit_code)
 
 
+@app.command()
+def ledger(
+    conn: str = typer.Option(..., "--conn", metavar="URL",
+                             help="Database holding dagguard_write_log: sqlite:///f.db, duckdb:///f.duckdb "
+                                  "or postgresql://user@host/db (opened read-only where the driver allows)."),
+    table: Optional[str] = typer.Option(None, "--table", help="Only writes into this target table."),
+    output_format: str = typer.Option("text", "--format", help="text or json."),
+) -> None:
+    """List idempotent writes; exit 1 if an interval was written twice with different checksums."""
+    # Imported here so the linter commands never load the runtime helpers.
+    from dagguard.idempotent import IdempotentWriteError, read_ledger
+    from dagguard.idempotent.ledger_render import FORMATS, exit_code, render
+
+    if output_format not in FORMATS:
+        raise fail(f"--format must be one of {', '.join(FORMATS)}")
+    try:
+        report = read_ledger(conn, table=table)
+    except IdempotentWriteError as exc:
+        raise fail(str(exc)) from None
+    typer.echo(render(report, output_format), nl=False)
+    raise typer.Exit(exit_code(report))
+
+
 def main() -> None:
     """Console-script entry point."""
     app()
