@@ -1,0 +1,91 @@
+"""End to end on Airflow 3.3: a DAG using @idempotent_write and IntervalMergeOperator, run with dag.test()."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("airflow.sdk")
+
+HERE = Path(__file__).parent
+REPO = HERE.parents[1]
+
+pytestmark = pytest.mark.airflow
+
+
+@pytest.fixture(scope="module")
+def airflow_run(tmp_path_factory):
+    """Run the DAGs once for the module; return (warehouse connection, runner output)."""
+    base = tmp_path_factory.mktemp("airflow")
+    home, dags = base / "home", base / "home" / "dags"
+    dags.mkdir(parents=True)
+    shutil.copy(HERE / "airflow_dags" / "dag_orders.py", dags)
+    warehouse = base / "warehouse.db"
+    conn = sqlite3.connect(warehouse)
+    conn.executescript("""
+        CREATE TABLE signups (user_id INTEGER, signed_up_at TEXT, plan TEXT);
+        CREATE TABLE orders (order_id INTEGER, created_at TEXT, amount REAL);
+        CREATE TABLE raw_orders (order_id INTEGER, created_at TEXT, amount REAL);
+        INSERT INTO raw_orders VALUES (1, '2026-01-04 10:00:00.000000+00:00', 5.0),
+                                      (2, '2026-01-04 23:59:59.999999+00:00', 7.5),
+                                      (3, '2026-01-05 00:00:00.000000+00:00', 1.0),
+                                      (4, '2026-01-03 11:00:00.000000+00:00', 2.0);
+    """)
+    conn.commit()
+    env = {key: value for key, value in os.environ.items() if not key.startswith("AIRFLOW")}
+    env.update({
+        "AIRFLOW_HOME": str(home),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
+        # A sqlite:/// URI breaks SqliteHook; JSON with an absolute host works (FACTS.md).
+        "AIRFLOW_CONN_WAREHOUSE": json.dumps({"conn_type": "sqlite", "host": str(warehouse)}),
+    })
+    result = subprocess.run([sys.executable, str(HERE / "airflow_runner.py")], cwd=REPO, env=env,
+                            capture_output=True, text=True, timeout=300)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-4000:]
+    yield conn, output
+    conn.close()
+
+
+def test_running_the_same_logical_date_twice_leaves_one_copy(airflow_run):
+    conn, output = airflow_run
+    assert output.count("STATE orders_daily success") == 2, output[-4000:]
+    signups = conn.execute("SELECT user_id, signed_up_at, plan FROM signups ORDER BY user_id").fetchall()
+    # The interval is [01-04, 01-05); Airflow 3's own `ds` is the logical date, 01-05.
+    assert signups == [(i, f"2026-01-04 0{i}:00:00.000000+00:00", "pro-2026-01-05") for i in range(3)]
+
+
+def test_operator_copies_exactly_the_interval_once(airflow_run):
+    conn, _ = airflow_run
+    orders = conn.execute("SELECT order_id, created_at, amount FROM orders ORDER BY order_id").fetchall()
+    assert orders == [(1, "2026-01-04 10:00:00.000000+00:00", 5.0),
+                      (2, "2026-01-04 23:59:59.999999+00:00", 7.5)]
+
+
+def test_ledger_records_both_runs_with_task_identity(airflow_run):
+    conn, _ = airflow_run
+    rows = conn.execute("SELECT dag_id, task_id, table_name, interval_start, rows_inserted, checksum "
+                        "FROM dagguard_write_log ORDER BY written_at").fetchall()
+    assert [(r[0], r[1], r[2], r[4]) for r in rows] == [
+        ("orders_daily", "export_signups", "signups", 3), ("orders_daily", "load_orders", "orders", 2),
+        ("orders_daily", "export_signups", "signups", 0), ("orders_daily", "load_orders", "orders", 0)]
+    assert {r[3] for r in rows} == {"2026-01-04 00:00:00.000000+00:00"}
+    assert rows[0][5] == rows[2][5] and rows[1][5] == rows[3][5]
+
+
+def test_a_trigger_cron_dag_fails_with_the_fix_and_writes_nothing(airflow_run):
+    conn, output = airflow_run
+    assert "STATE signups_trigger_cron failed" in output
+    assert "EmptyIntervalError" in output and "create_cron_data_intervals" in output
+    assert "must not run" not in output
+    assert conn.execute("SELECT count(*) FROM dagguard_write_log WHERE dag_id = 'signups_trigger_cron'"
+                        ).fetchone() == (0,)
