@@ -1,0 +1,57 @@
+"""IntervalMergeOperator on each engine (conn given as a URL) and through Airflow's PostgresHook."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("airflow.sdk")
+
+from dagguard.idempotent import IntervalMergeOperator  # noqa: E402
+from tests.idempotent.helpers import DAY1, at  # noqa: E402
+
+SOURCE = ("SELECT k, ts, v FROM raw_events WHERE ts >= %(start)s AND ts < %(end)s")
+
+
+def _seed(db) -> None:
+    db.create("raw_events")
+    db.create("events")
+    for k, ts, v in ((1, at(1, 1), "a"), (2, at(1, 23, 59, 999999), "b"), (3, at(2, 0), "next day"),
+                     (4, at(1, 0) - DAY1.start.resolution, "day before")):
+        stored = ts.strftime("%Y-%m-%d %H:%M:%S.%f+00:00") if db.dialect == "sqlite" else ts
+        db.run("INSERT INTO raw_events VALUES (?, ?, ?)", (k, stored, v))
+
+
+def _context():
+    return {"data_interval_start": DAY1.start, "data_interval_end": DAY1.end, "run_id": "test"}
+
+
+def test_operator_copies_the_interval_idempotently(db):
+    _seed(db)
+    operator = IntervalMergeOperator(task_id="load", conn_id=db.url, source_sql=SOURCE,
+                                     target_table="events", time_column="ts", unique_key=["k"])
+    first = operator.execute(_context())
+    second = operator.execute(_context())
+    assert (first["rows_inserted"], second["rows_inserted"], second["rows_updated"]) == (2, 0, 0)
+    assert db.rows() == [(1, at(1, 1), "a"), (2, at(1, 23, 59, 999999), "b")]
+
+
+def test_operator_through_an_airflow_postgres_connection(request, tmp_path, monkeypatch):
+    from tests.idempotent.helpers import make_database
+
+    db = make_database("postgres", request, tmp_path)
+    _seed(db)
+    monkeypatch.setenv("AIRFLOW_CONN_PG_WAREHOUSE", db.url)
+    operator = IntervalMergeOperator(task_id="load", conn_id="pg_warehouse", source_sql=SOURCE,
+                                     target_table="events", time_column="ts", unique_key=["k"],
+                                     delete_missing=True)
+    result = operator.execute(_context())
+    assert result["engine"].startswith("postgres 15")
+    assert db.rows() == [(1, at(1, 1), "a"), (2, at(1, 23, 59, 999999), "b")]
+
+
+def test_operator_rejects_a_bad_target_at_parse_time():
+    from dagguard.idempotent import InvalidIdentifierError
+
+    with pytest.raises(InvalidIdentifierError):
+        IntervalMergeOperator(task_id="load", conn_id="w", source_sql=SOURCE,
+                              target_table="events; DROP TABLE x", time_column="ts", unique_key=["k"])
