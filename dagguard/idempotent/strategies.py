@@ -46,19 +46,19 @@ class PlanInput:
     partition_value: Any
 
 
-def _in_interval(p: PlanInput, alias: str) -> tuple[str, tuple[Any, ...]]:
-    column = f"{alias}.{quote_identifier(p.time_column)}"
+def _in_interval(p: PlanInput, qualifier: str) -> tuple[str, tuple[Any, ...]]:
+    column = f"{qualifier}.{quote_identifier(p.time_column)}" if qualifier else quote_identifier(p.time_column)
     return f"{column} >= ? AND {column} < ?", (p.start, p.end)
 
 
-def _match(p: PlanInput, features: Features) -> str:
+def _match(p: PlanInput, features: Features, target: str = "t") -> str:
     # Plain `=` where the batch has no NULL in that key column: it is equivalent there (a
     # non-NULL never matches NULL either way) and lets the engine use a hash join or an index,
     # which IS NOT DISTINCT FROM does not on PostgreSQL.
     parts = []
     for key in p.unique_key:
         op = features.null_safe_eq if key in p.nullable_keys else "="
-        parts.append(f"t.{quote_identifier(key)} {op} s.{quote_identifier(key)}")
+        parts.append(f"{target}.{quote_identifier(key)} {op} s.{quote_identifier(key)}")
     return " AND ".join(parts)
 
 
@@ -75,8 +75,9 @@ def _insert_all(p: PlanInput) -> Statement:
 
 def plan_replace(p: PlanInput) -> list[Statement]:
     """Delete the interval's rows, insert the batch."""
-    where, params = _in_interval(p, "t")
-    statements = [Statement(f"DELETE FROM {p.target.quoted} AS t WHERE {where}", params, DELETED)]
+    # No alias on DELETE targets (Trino's DELETE takes none) and no qualifier where one table is in scope.
+    where, params = _in_interval(p, "")
+    statements = [Statement(f"DELETE FROM {p.target.quoted} WHERE {where}", params, DELETED)]
     if p.staging:
         statements.append(_insert_all(p))
     return statements
@@ -85,7 +86,7 @@ def plan_replace(p: PlanInput) -> list[Statement]:
 def plan_overwrite_partition(p: PlanInput) -> list[Statement]:
     """Delete the partition's rows, insert the batch."""
     column = quote_identifier(p.partition_column)
-    statements = [Statement(f"DELETE FROM {p.target.quoted} AS t WHERE t.{column} = ?",
+    statements = [Statement(f"DELETE FROM {p.target.quoted} WHERE {column} = ?",
                             (p.partition_value,), DELETED)]
     if p.staging:
         statements.append(_insert_all(p))
@@ -93,9 +94,12 @@ def plan_overwrite_partition(p: PlanInput) -> list[Statement]:
 
 
 def _delete_missing(p: PlanInput, features: Features) -> Statement:
-    where, params = _in_interval(p, "t")
-    sql = (f"DELETE FROM {p.target.quoted} AS t WHERE {where} AND NOT EXISTS "
-           f"(SELECT 1 FROM {p.staging} AS s WHERE {_match(p, features)})")
+    # The correlated subquery names the target by its bare name, the implicit alias of a
+    # (schema-)qualified table on every engine here, BigQuery included.
+    target = quote_identifier(p.target.name)
+    where, params = _in_interval(p, target)
+    sql = (f"DELETE FROM {p.target.quoted} WHERE {where} AND NOT EXISTS "
+           f"(SELECT 1 FROM {p.staging} AS s WHERE {_match(p, features, target)})")
     return Statement(sql, params, DELETED)
 
 
@@ -155,8 +159,8 @@ def plan_merge(p: PlanInput, features: Features) -> list[Statement]:
     if not p.staging:
         if not p.delete_missing:
             return []
-        where, params = _in_interval(p, "t")
-        return [Statement(f"DELETE FROM {p.target.quoted} AS t WHERE {where}", params, DELETED)]
+        where, params = _in_interval(p, "")
+        return [Statement(f"DELETE FROM {p.target.quoted} WHERE {where}", params, DELETED)]
     statements: list[Statement] = []
     if p.delete_missing and not (features.merge and features.merge_by_source):
         statements.append(_delete_missing(p, features))

@@ -235,3 +235,20 @@ def test_unknown_strategy_and_append_are_refused(db):
         _write(db, [], strategy="append")
     with pytest.raises(ValueError, match="needs unique_key"):
         write_interval(db.connect(), "events", [], DAY1, time_column="ts", strategy="merge")
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_schema_qualified_tables(db, strategy):
+    if db.dialect == "sqlite":
+        pytest.skip("SQLite schemas are attached databases, which a fresh connection does not have")
+    db.run("CREATE SCHEMA analytics")
+    db.create("analytics.events")
+    conn = db.connect()
+    try:
+        for rows in (events((1, at(1, 1), "a"), (2, at(1, 2), "b")), events((2, at(1, 2), "B"))):
+            write_interval(conn, "analytics.events", rows, DAY1, time_column="ts", strategy=strategy,
+                           unique_key=["k"] if strategy == "merge" else None,
+                           delete_missing=strategy == "merge")
+    finally:
+        conn.close()
+    assert db.rows("analytics.events") == [(2, at(1, 2), "B")]
