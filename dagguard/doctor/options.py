@@ -12,8 +12,12 @@ from dagguard.doctor.model import UTC, DoctorOptions
 
 def parse_since(text: str) -> datetime.datetime:
     """Parse an ISO 8601 time such as 2026-11-30T14:00Z; a time without zone is UTC."""
+    cleaned = text.strip()
+    # Python 3.10's fromisoformat does not read a trailing Z.
+    if cleaned.endswith(("Z", "z")):
+        cleaned = cleaned[:-1] + "+00:00"
     try:
-        value = datetime.datetime.fromisoformat(text.strip())
+        value = datetime.datetime.fromisoformat(cleaned)
     except ValueError:
         raise DoctorError(
             f"--since {text!r} is not an ISO 8601 time; use e.g. 2026-11-30T14:00Z"

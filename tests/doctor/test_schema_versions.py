@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
 
-import airflow
 import pytest
 from sqlalchemy import create_engine, text
 
@@ -17,7 +17,8 @@ from dagguard.doctor.schema import (
 )
 from tests.doctor.support import AIRFLOW, FLOOD_THRESHOLD, Incident, run_airflow, run_doctor
 
-MIGRATIONS = Path(airflow.__file__).parent / "migrations" / "versions"
+# Located without importing Airflow, whose import reads and writes configuration.
+MIGRATIONS = Path(importlib.util.find_spec("airflow").submodule_search_locations[0]) / "migrations" / "versions"
 
 
 def installed_chain() -> list[tuple[str, str]]:
