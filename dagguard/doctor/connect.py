@@ -8,9 +8,10 @@ Discovery follows Airflow's own precedence for the setting that matters here:
 from __future__ import annotations
 
 import configparser
+import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Callable, Mapping
 from urllib.parse import quote
 
 from sqlalchemy import create_engine, event
@@ -88,12 +89,12 @@ def _sql_alchemy_conn_from_cfg(cfg: Path, home: Path) -> str | None:
 
 def open_engine(target: DatabaseTarget, *, writable: bool = False) -> Engine:
     """Create an engine for the target: read-only unless `writable` (used only by a repair)."""
-    url = _parse(target)
+    url = normalize_url(_parse(target))
     backend = url.get_backend_name()
     if backend == "sqlite":
         return _sqlite_engine(url, writable)
     if backend == "postgresql":
-        return _postgres_engine(url, writable, target)
+        return _postgres_engine(url, writable)
     raise ConnectError(
         f"unsupported database backend '{backend}' in {target.display_url}: "
         f"doctor supports {' and '.join(SUPPORTED_BACKENDS)}"
@@ -108,6 +109,18 @@ def _parse(target: DatabaseTarget) -> URL:
             f"not a database URL (from {target.source}): {target.display_url!r}; "
             "expected e.g. postgresql+psycopg://user@host/airflow or sqlite:////path/airflow.db"
         ) from None
+
+
+def normalize_url(url: URL, *, module_available: Callable[[str], bool] | None = None) -> URL:
+    """Accept Airflow-style PostgreSQL URLs: the old `postgres://` scheme, and psycopg2 URLs
+    where only psycopg 3 is installed (dagguard's `postgres` extra installs psycopg 3)."""
+    available = module_available or (lambda name: importlib.util.find_spec(name) is not None)
+    driver = url.drivername
+    if driver == "postgres" or driver.startswith("postgres+"):
+        driver = "postgresql" + driver[len("postgres"):]
+    if driver in ("postgresql", "postgresql+psycopg2") and not available("psycopg2") and available("psycopg"):
+        driver = "postgresql+psycopg"
+    return url.set(drivername=driver) if driver != url.drivername else url
 
 
 def sqlite_path(url: URL) -> Path:
@@ -131,16 +144,16 @@ def _sqlite_engine(url: URL, writable: bool) -> Engine:
     return _create(uri, {})
 
 
-def _postgres_engine(url: URL, writable: bool, target: DatabaseTarget) -> Engine:
-    query = dict(url.query)
-    engine = _create(url, {"connect_timeout": CONNECT_TIMEOUT_SECONDS} if "connect_timeout" not in query else {})
+def _postgres_engine(url: URL, writable: bool) -> Engine:
+    timeout = {} if "connect_timeout" in url.query else {"connect_timeout": CONNECT_TIMEOUT_SECONDS}
+    engine = _create(url, timeout)
     if not writable:
         # Every transaction doctor opens for diagnosis is READ ONLY on the server.
         engine = engine.execution_options(postgresql_readonly=True)
     return engine
 
 
-def _create(url: str | URL, connect_args: dict) -> Engine:
+def _create(url: str | URL, connect_args: dict[str, Any]) -> Engine:
     try:
         engine = create_engine(url, connect_args=connect_args, pool_pre_ping=False)
     except NoSuchModuleError as exc:
@@ -154,7 +167,7 @@ def _create(url: str | URL, connect_args: dict) -> Engine:
     return engine
 
 
-def _sqlite_busy_timeout(dbapi_connection, _record) -> None:
+def _sqlite_busy_timeout(dbapi_connection: Any, _record: Any) -> None:
     # A live scheduler writes to the same file; wait for its lock instead of failing at once.
     dbapi_connection.execute("PRAGMA busy_timeout = 5000")
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sqlalchemy.engine import make_url
 
-from dagguard.doctor.connect import discover_target, redact
+from dagguard.doctor.connect import discover_target, normalize_url, redact
 from dagguard.doctor.errors import ConnectError
 
 ENV = "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"
@@ -50,3 +51,15 @@ def test_nothing_found(tmp_path: Path):
 def test_redact_hides_password():
     assert redact("postgresql+psycopg://airflow:secret@db:5432/airflow") == \
         "postgresql+psycopg://airflow:***@db:5432/airflow"
+
+
+@pytest.mark.parametrize("url, installed, expected", [
+    ("postgres://u@db/airflow", {"psycopg2", "psycopg"}, "postgresql://u@db/airflow"),
+    ("postgresql://u@db/airflow", {"psycopg"}, "postgresql+psycopg://u@db/airflow"),
+    ("postgresql+psycopg2://u@db/airflow", {"psycopg"}, "postgresql+psycopg://u@db/airflow"),
+    ("postgresql+psycopg2://u@db/airflow", {"psycopg2", "psycopg"}, "postgresql+psycopg2://u@db/airflow"),
+    ("sqlite:////srv/airflow.db", set(), "sqlite:////srv/airflow.db"),
+], ids=["postgres-scheme", "default-driver-missing", "psycopg2-missing", "psycopg2-present", "sqlite"])
+def test_airflow_style_urls_are_normalized(url: str, installed: set[str], expected: str):
+    normalized = normalize_url(make_url(url), module_available=installed.__contains__)
+    assert normalized.render_as_string(hide_password=False) == expected

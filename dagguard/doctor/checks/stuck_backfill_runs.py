@@ -10,6 +10,7 @@ dag_run.backfill_id is promoted, so this check uses the same join.
 from __future__ import annotations
 
 from sqlalchemy import and_, true
+from sqlalchemy.engine import Row
 from sqlalchemy.sql import Select
 
 from dagguard.doctor.checks.context import QUEUED, CheckContext, select_runs
@@ -47,7 +48,7 @@ def stuck_runs_query(tables: MetadataTables) -> Select:
     )
 
 
-def backfill_from_row(row) -> BackfillRow:
+def backfill_from_row(row: Row) -> BackfillRow:
     """The backfill columns of a stuck_runs_query row."""
     values = row._mapping
     return BackfillRow(
