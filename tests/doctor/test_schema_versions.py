@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,8 @@ from dagguard.doctor.schema import (
     REVISION_CHAIN,
     schema_for_revision,
 )
-from tests.doctor.support import AIRFLOW, FLOOD_THRESHOLD, Incident, run_airflow, run_doctor
+from dagguard.doctor.tables import declare_tables
+from tests.doctor.support import AIRFLOW, FLOOD_THRESHOLD, Incident, run_airflow, run_doctor, tagged_json
 
 # Located without importing Airflow, whose import reads and writes configuration.
 MIGRATIONS = Path(importlib.util.find_spec("airflow").submodule_search_locations[0]) / "migrations" / "versions"
@@ -78,3 +80,20 @@ def test_doctor_on_a_real_airflow_3_0_schema(incident_copy: Incident):
     engine.dispose()
     assert not paused[incident_copy.facts["stuck"]["backfill_id"]]
     assert paused[incident_copy.facts["paused"]["backfill_id"]]
+
+
+def test_declared_tables_match_airflow_models(sqlite_incident: Incident):
+    """Doctor declares its tables to run without Airflow; they must agree with Airflow's models."""
+    code = (
+        "import json\n"
+        "from airflow.models.backfill import Backfill, BackfillDagRun\n"
+        "from airflow.models.dag import DagModel\n"
+        "from airflow.models.dagrun import DagRun\n"
+        "print('DOCTOR-COLUMNS ' + json.dumps({m.__table__.name: sorted(m.__table__.c.keys())\n"
+        "      for m in (DagModel, DagRun, Backfill, BackfillDagRun)}))\n"
+    )
+    output = run_airflow([sys.executable, "-c", code], sqlite_incident.airflow_env)
+    airflow_columns = tagged_json(output, "DOCTOR-COLUMNS")
+    declared = declare_tables(has_created_at=True)
+    for table in (declared.dag, declared.dag_run, declared.backfill, declared.backfill_dag_run):
+        assert set(table.c.keys()) <= set(airflow_columns[table.name]), table.name
