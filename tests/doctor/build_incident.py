@@ -52,7 +52,8 @@ def serialized_dag(dag_id: str):
         return DBDagBag().get_latest_version_of_dag(dag_id, session=session)
 
 
-def create_run(dag_id: str, run_id: str, run_type: DagRunType, logical_date, run_after) -> int:
+def create_run(dag_id: str, run_id: str, run_type: DagRunType, logical_date, run_after,
+               backfill_id: int | None = None) -> int:
     dag = serialized_dag(dag_id)
     with create_session() as session:
         interval = (logical_date, logical_date) if logical_date else None
@@ -61,6 +62,7 @@ def create_run(dag_id: str, run_id: str, run_type: DagRunType, logical_date, run
             run_type=run_type, state=DagRunState.QUEUED,
             triggered_by=DagRunTriggeredByType.TIMETABLE if run_type == DagRunType.SCHEDULED
             else DagRunTriggeredByType.TEST,
+            backfill_id=backfill_id,
             session=session,
         )
         session.flush()
@@ -98,7 +100,13 @@ def stuck_backfill() -> dict:
         assert state == DagRunState.QUEUED, state
         done = session.scalar(select(Backfill).where(Backfill.id == backfill.id))
         assert done.is_paused and done.completed_at is not None
-    return {"backfill_id": backfill.id, "run_id": cleared.run_id, "dag_run_id": cleared.id}
+    # A queued run that names the cancelled backfill in dag_run.backfill_id but has no
+    # backfill_dag_run row: the scheduler's join does not hold it, so it is not stuck.
+    unlinked = "manual__unlinked"
+    create_run("orders_daily", unlinked, DagRunType.MANUAL, None,
+               timezone.utcnow() - datetime.timedelta(minutes=1), backfill_id=backfill.id)
+    return {"backfill_id": backfill.id, "run_id": cleared.run_id, "dag_run_id": cleared.id,
+            "unlinked_run_id": unlinked}
 
 
 def paused_backfill() -> dict:

@@ -21,6 +21,8 @@ def test_scheduler_holds_only_the_stuck_and_paused_backfill_runs(incident: Incid
     promotable = scheduler_would_promote(incident)
     assert ("orders_daily", facts["stuck"]["run_id"]) not in promotable
     assert ("orders_daily", facts["manual"]["control_run_id"]) in promotable
+    # Naming the backfill in dag_run.backfill_id without a backfill_dag_run row holds nothing.
+    assert ("orders_daily", facts["stuck"]["unlinked_run_id"]) in promotable
     for run_id in facts["paused"]["run_ids"]:
         assert ("inventory_daily", run_id) not in promotable
 
