@@ -19,6 +19,9 @@ class Features:
     update_from: bool
     null_safe_eq: str
     null_safe_ne: str
+    # SQLite probes the target once per staged row in NOT EXISTS (quadratic without an index on
+    # the key); a NOT IN over a join probing the indexed staging table stays linear.
+    rowid_anti_join: bool = False
 
 
 _STANDARD_EQ = ("IS NOT DISTINCT FROM", "IS DISTINCT FROM")
@@ -33,7 +36,7 @@ def features_for(dialect: str, version: tuple[int, ...]) -> Features:
         return Features(merge, merge, True, *_STANDARD_EQ)
     if dialect == "sqlite":
         # SQLite's IS / IS NOT are NULL-safe and older than its IS [NOT] DISTINCT FROM (3.39).
-        return Features(False, False, version >= (3, 33), "IS", "IS NOT")
+        return Features(False, False, version >= (3, 33), "IS", "IS NOT", rowid_anti_join=True)
     if dialect in REMOTE_FEATURES:
         return REMOTE_FEATURES[dialect]
     raise KeyError(dialect)

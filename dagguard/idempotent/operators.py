@@ -7,6 +7,7 @@ to IntervalMergeOperator.
 from __future__ import annotations
 
 import re
+from datetime import datetime, timezone
 from typing import Any, Sequence
 
 from airflow.sdk import BaseOperator
@@ -82,14 +83,14 @@ class IntervalMergeOperator(BaseOperator):
 
 
 def _parse_time(row: tuple[Any, ...], columns: list[str], time_column: str) -> tuple[Any, ...]:
-    # SQLite hands timestamps back as text: read them as the aware datetimes they encode.
+    # SQLite hands timestamps back as text, and naive TIMESTAMP columns give naive datetimes:
+    # both are read as UTC, the convention dagguard stores them in.
     if time_column not in columns:
         return tuple(row)
     at = columns.index(time_column)
     value = row[at]
     if isinstance(value, str):
-        from datetime import datetime, timezone
-
-        parsed = datetime.fromisoformat(value)
-        value = parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+        value = datetime.fromisoformat(value)
+    if isinstance(value, datetime) and value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
     return tuple(row[:at]) + (value,) + tuple(row[at + 1:])

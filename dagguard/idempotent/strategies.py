@@ -147,10 +147,14 @@ def _update_then_insert(p: PlanInput, features: Features) -> list[Statement]:
             f"UPDATE {p.target.quoted} AS t SET {sets} FROM {p.staging} AS s "
             f"WHERE {match} AND {where} AND ({changed})", params, UPDATED))
     cols = quote_columns(p.columns)
+    if features.rowid_anti_join:
+        new_rows = (f"s.rowid NOT IN (SELECT s.rowid FROM {p.target.quoted} AS t "
+                    f"JOIN {p.staging} AS s ON {match} WHERE {where})")
+    else:
+        new_rows = f"NOT EXISTS (SELECT 1 FROM {p.target.quoted} AS t WHERE {match} AND {where})"
     statements.append(Statement(
         f"INSERT INTO {p.target.quoted} ({cols}) SELECT {quote_columns(p.columns, 's.')} "
-        f"FROM {p.staging} AS s WHERE NOT EXISTS "
-        f"(SELECT 1 FROM {p.target.quoted} AS t WHERE {match} AND {where})", params, INSERTED))
+        f"FROM {p.staging} AS s WHERE {new_rows}", params, INSERTED))
     return statements
 
 

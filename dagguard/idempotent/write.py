@@ -173,6 +173,8 @@ def _write_in_transaction(engine: Engine, spec: WriteSpec, batch: Batch, interva
     if batch.rows:
         staging = engine.create_staging(spec.table, batch.columns)
         engine.load_staging(staging, batch)
+        if spec.unique_key:
+            engine.index_staging(staging, spec.unique_key)
     nullable = frozenset(k for k in spec.unique_key if k in batch.columns and any(
         row[batch.index(k)] is None for row in batch.rows))
     plan_input = strategies.PlanInput(

@@ -83,6 +83,9 @@ class Engine(ABC):
         self.execute(f"CREATE TEMPORARY TABLE {staging} AS SELECT {cols} FROM {target.quoted} WHERE 1 = 0")
         return staging
 
+    def index_staging(self, staging: str, keys: tuple[str, ...]) -> None:
+        """Index the staging table on the unique key, where the engine's plans need it."""
+
     def drop_staging(self, staging: str) -> None:
         """Drop the staging table before commit (PostgreSQL drops it on commit itself)."""
         self.execute(f"DROP TABLE {staging}")
