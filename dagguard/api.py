@@ -10,6 +10,7 @@ from dagguard.config import ConfigError, Settings, discover_settings
 from dagguard.engine.findings import Finding
 from dagguard.engine.runner import CheckResult
 from dagguard.engine import runner
+from dagguard.engine.deep_stack import run_deep
 
 __all__ = ["CheckResult", "ConfigError", "Finding", "Settings", "check_paths", "check_source", "discover_settings"]
 
@@ -35,5 +36,5 @@ def check_paths(paths: Iterable[Union[str, Path]], *, settings: Optional[Setting
 def check_source(source: Union[str, bytes], path: Union[str, Path] = "<string>.py", *,
                  settings: Optional[Settings] = None, now: Optional[dt.datetime] = None) -> list[Finding]:
     """Check one file's contents (per-file rules only) and return its findings."""
-    result = runner.check_source(source, Path(path), settings or Settings(), _now(now), shown=str(path))
+    result = run_deep(runner.check_source, source, Path(path), settings or Settings(), _now(now), str(path))
     return sorted(result.findings, key=lambda f: (f.line, f.column, f.code))

@@ -3,8 +3,8 @@ the reported nodes, then apply noqa and per-file-ignores."""
 
 from __future__ import annotations
 
+import ast
 import datetime as dt
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence, Union
@@ -12,6 +12,7 @@ from typing import Iterable, Mapping, Optional, Sequence, Union
 import libcst as cst
 
 from dagguard.config import Settings
+from dagguard.engine.deep_stack import run_deep
 from dagguard.engine.files import discover_files
 from dagguard.engine.findings import Finding
 from dagguard.engine.noqa import is_suppressed, parse_noqa
@@ -68,15 +69,33 @@ def _parse(source: Union[bytes, str], shown: str) -> Union[cst.Module, Finding]:
                                             f"limit {MAX_FILE_BYTES // 1024 // 1024} MiB)")
     try:
         return cst.parse_module(source)
-    except cst.ParserSyntaxError as exc:
-        message = " ".join(exc.message.split()) or "invalid syntax"
-        return _syntax_finding(shown, max(exc.raw_line, 1), exc.raw_column + 1, f"cannot parse: {message}")
-    except UnicodeDecodeError as exc:
-        return _syntax_finding(shown, 1, 1, f"cannot decode the file as its declared encoding: {exc.reason}")
     except (RecursionError, MemoryError):
         return _syntax_finding(shown, 1, 1, "cannot parse: the file is nested too deeply")
-    except Exception as exc:  # libcst raises a few other types on binary or odd input
-        return _syntax_finding(shown, 1, 1, f"cannot parse: {type(exc).__name__}: {exc}".strip())
+    except Exception as exc:  # ParserSyntaxError, and a few other types on binary or odd input
+        libcst_error = exc
+    # CPython's message and position are the ones users know; libcst's are a fallback for
+    # syntax CPython accepts but libcst does not.
+    cpython = _cpython_syntax_error(source)
+    if cpython is not None:
+        line, column, message = cpython
+        return _syntax_finding(shown, line, column, f"SyntaxError: {message}")
+    if isinstance(libcst_error, cst.ParserSyntaxError):
+        message = " ".join(libcst_error.message.split()) or "invalid syntax"
+        return _syntax_finding(shown, max(libcst_error.raw_line, 1), libcst_error.raw_column + 1,
+                               f"cannot parse: {message}")
+    return _syntax_finding(shown, 1, 1, f"cannot parse: {libcst_error}")
+
+
+def _cpython_syntax_error(source: Union[bytes, str]) -> Optional[tuple[int, int, str]]:
+    try:
+        compile(source, "<dag file>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        return max(exc.lineno or 1, 1), max(exc.offset or 1, 1), exc.msg
+    except (ValueError, UnicodeDecodeError) as exc:  # null bytes, undecodable text
+        return 1, 1, str(exc)
+    except (RecursionError, MemoryError):
+        return 1, 1, "the file is nested too deeply"
+    return None
 
 
 def _source_text(source: Union[bytes, str], module: cst.Module) -> str:
@@ -114,7 +133,10 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
             errors.append(f"internal error in {rule.code} on {shown}: {type(exc).__name__}: {exc}")
 
     dag_nodes = [dag.report_node for dag in model.dags]
-    spans = locate(module, [r.node for _, r in reports] + dag_nodes) if (reports or dag_nodes) else {}
+    try:
+        spans = locate(module, [r.node for _, r in reports] + dag_nodes) if (reports or dag_nodes) else {}
+    except RecursionError:
+        return FileResult(path, (_syntax_finding(shown, 1, 1, "cannot check: the file is nested too deeply"),))
     noqa = parse_noqa(_source_text(source, module)) if reports else {}
 
     findings: list[Finding] = []
@@ -188,7 +210,7 @@ def _project_findings(results: Sequence[FileResult], settings: Settings) -> tupl
 def check_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime) -> CheckResult:
     """Check every Python file under `paths`."""
     files = discover_files(list(paths), settings)
-    results = [check_file(path, settings, now) for path in files]
+    results = [run_deep(check_file, path, settings, now) for path in files]
     project, project_flagged = _project_findings(results, settings)
     findings = sorted([f for r in results for f in r.findings] + project,
                       key=lambda f: (f.path, f.line, f.column, f.code))

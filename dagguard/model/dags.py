@@ -201,8 +201,8 @@ class _Builder:
 
     def operator_task(self, call: cst.Call, ctx: _Ctx) -> Optional[TaskModel]:
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "partial":
-            func = func.value
+        if isinstance(func, cst.Attribute) and func.attr.value in _TASKFLOW_CHAIN:
+            func = func.value  # Operator.partial(...), or a TaskFlow function's .override(...)
         qual = ctx.scope.qualname(func)
         has_task_id = any(a.keyword is not None and a.keyword.value == "task_id" for a in call.args)
         if qual is None or not names.is_airflow_operator(qual):

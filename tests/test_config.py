@@ -1,0 +1,71 @@
+"""[tool.dagguard]: discovery, validation, and errors that name the key and the file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dagguard.config import ConfigError, Settings, discover_settings, load_file
+
+
+def write_pyproject(folder: Path, body: str) -> Path:
+    path = folder / "pyproject.toml"
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+def test_nearest_pyproject_with_a_dagguard_table_is_used(tmp_path):
+    write_pyproject(tmp_path, '[tool.dagguard]\nselect = ["DG1"]\nmax-catchup-runs = 50\nairflow-version = "2"\n')
+    dags = tmp_path / "dags" / "team"
+    dags.mkdir(parents=True)
+    write_pyproject(tmp_path / "dags", '[project]\nname = "unrelated"\n')
+    settings = discover_settings([dags])
+    assert settings.select == ("DG1",)
+    assert settings.max_catchup_runs == 50
+    assert settings.airflow_version == "2"
+    assert settings.config_path == (tmp_path / "pyproject.toml").resolve()
+
+
+def test_no_config_gives_defaults(tmp_path):
+    settings = discover_settings([tmp_path])
+    assert settings == Settings()
+    assert settings.airflow_version == "3" and settings.max_catchup_runs == 500
+
+
+@pytest.mark.parametrize(("body", "names"), [
+    ("selct = ['DG1']", "'selct'"),
+    ("select = 'DG1'", "select"),
+    ("select = ['E501']", "select"),
+    ("max-catchup-runs = -3", "max-catchup-runs"),
+    ("max-catchup-runs = 'many'", "max-catchup-runs"),
+    ("airflow-version = '1'", "airflow-version"),
+    ("create-cron-data-intervals = 'yes'", "create-cron-data-intervals"),
+    ("per-file-ignores = ['x']", "per-file-ignores"),
+    ("exclude = 'dags'", "exclude"),
+])
+def test_bad_keys_and_values_name_the_key_and_the_file(tmp_path, body, names):
+    path = write_pyproject(tmp_path, f"[tool.dagguard]\n{body}\n")
+    with pytest.raises(ConfigError) as error:
+        discover_settings([tmp_path])
+    assert names in str(error.value)
+    assert str(path.resolve()) in str(error.value)
+
+
+def test_invalid_toml_is_a_config_error(tmp_path):
+    path = write_pyproject(tmp_path, "[tool.dagguard\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_file(path)
+
+
+def test_explicit_config_file_may_hold_a_bare_table(tmp_path):
+    path = tmp_path / "dagguard.toml"
+    path.write_text('ignore = ["DG103"]\nper-file-ignores = { "legacy/*" = ["DG1"] }\n')
+    settings = discover_settings([tmp_path], config=path)
+    assert settings.ignore == ("DG103",)
+    assert settings.per_file_ignores == (("legacy/*", ("DG1",)),)
+
+
+def test_missing_explicit_config_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match="not found"):
+        discover_settings([tmp_path], config=tmp_path / "nope.toml")
