@@ -47,7 +47,9 @@ def _from_dicts(rows: list[Mapping[str, Any]], columns: Sequence[str] | None) ->
 def to_batch(rows: Any, columns: Sequence[str] | None = None) -> Batch:
     """Normalise `rows` into a Batch; `columns` is required for tuples and for an empty batch."""
     if rows is None:
-        rows = []
+        # Most likely a task that forgot its return: writing nothing would empty the interval.
+        raise IntervalViolationError(
+            "the rows are None; return a list (or [] with columns=[...] to empty the interval)")
     if hasattr(rows, "to_arrow") and not hasattr(rows, "column_names"):
         rows = rows.to_arrow()  # polars / duckdb relations
     if hasattr(rows, "column_names") and hasattr(rows, "to_pylist"):  # pyarrow Table/RecordBatch

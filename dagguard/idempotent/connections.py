@@ -80,9 +80,31 @@ def connect_airflow(conn_id: str) -> Any:
     return hook.get_conn()
 
 
+def _sqlalchemy_kind(conn: Any) -> str | None:
+    """'url' or 'engine' for SQLAlchemy objects, else None (without importing SQLAlchemy)."""
+    if not type(conn).__module__.startswith("sqlalchemy"):
+        return None
+    if hasattr(conn, "render_as_string"):
+        return "url"
+    if hasattr(conn, "raw_connection"):
+        return "engine"
+    return None
+
+
 @contextmanager
 def open_engine(conn: Any) -> Iterator[Engine]:
     """An Engine for `conn`; connections dagguard opened itself are closed afterwards."""
+    kind = _sqlalchemy_kind(conn)
+    if kind == "url":
+        conn = conn.render_as_string(hide_password=False)
+    elif kind == "engine":
+        # The pool's DB-API connection; closing the proxy returns it to the pool.
+        proxy = conn.raw_connection()
+        try:
+            yield engine_for(proxy.driver_connection)
+        finally:
+            proxy.close()
+        return
     if isinstance(conn, str):
         dbapi = connect_url(conn) if "://" in conn else connect_airflow(conn)
         engine = engine_for(dbapi)

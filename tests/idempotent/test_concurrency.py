@@ -118,3 +118,23 @@ def test_postgres_without_the_advisory_lock_would_double_the_rows(request, tmp_p
     for conn in connections:
         conn.close()
     assert len(db.rows()) == 2 * len(EXPECTED)
+
+
+def test_two_duckdb_processes_one_writes_the_other_cannot_open_the_file(request, tmp_path):
+    """DuckDB lets one process open a file for writing: the loser fails cleanly, one copy lands."""
+    from tests.idempotent.helpers import make_database
+
+    db = make_database("duckdb", request, tmp_path)
+    _prefill(db, True)
+    start_at = time.time() + 2.0
+    procs = [subprocess.Popen([sys.executable, str(WRITER), db.url, "replace", "slow", str(start_at)],
+                              cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    outcomes = []
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        outcomes.append((proc.returncode, err))
+    assert any(code == 0 for code, _ in outcomes), outcomes
+    for code, err in outcomes:
+        assert code == 0 or "ConnectionFailedError" in err, err
+    assert db.rows() == EXPECTED

@@ -252,3 +252,31 @@ def test_schema_qualified_tables(db, strategy):
     finally:
         conn.close()
     assert db.rows("analytics.events") == [(2, at(1, 2), "B")]
+
+
+def test_none_instead_of_rows_is_refused(db):
+    db.create()
+    _write(db, events((1, at(1, 1), "kept")))
+    with pytest.raises(IntervalViolationError, match="rows are None"):
+        _write(db, None)
+    assert db.rows() == [(1, at(1, 1), "kept")]
+
+
+def test_sqlalchemy_url_and_engine(db):
+    sqlalchemy = pytest.importorskip("sqlalchemy")
+    if db.dialect != "sqlite":
+        pytest.skip("SQLAlchemy's duckdb dialect is not installed; PostgreSQL is covered by URL strings")
+    db.create()
+    url = sqlalchemy.engine.make_url(db.url)
+    write_interval(url, "events", events((1, at(1, 1), "a")), DAY1, time_column="ts")
+    engine = sqlalchemy.create_engine(db.url)
+    write_interval(engine, "events", events((1, at(1, 1), "a")), DAY1, time_column="ts")
+    engine.dispose()
+    assert db.rows() == [(1, at(1, 1), "a")]
+
+
+def test_url_strings(db):
+    db.create()
+    for _ in range(2):
+        write_interval(db.url, "events", events((1, at(1, 1), "a")), DAY1, time_column="ts")
+    assert db.rows() == [(1, at(1, 1), "a")]
