@@ -27,8 +27,9 @@ def render_text(report: LedgerReport) -> str:
         run = f" run={e.run_id}" if e.run_id else ""
         attempt = f" try={e.try_number}" if e.try_number is not None else ""
         lines.append(f"{_short(e.written_at)}  {e.table_name} [{_short(e.interval_start)}, "
-                     f"{_short(e.interval_end)}) {e.strategy} rows={e.row_count} +{e.rows_inserted} "
-                     f"~{e.rows_updated} -{e.rows_deleted} checksum={e.checksum} by {who}{run}{attempt}")
+                     f"{_short(e.interval_end)}) {e.strategy} rows={e.row_count} inserted={e.rows_inserted} "
+                     f"updated={e.rows_updated} deleted={e.rows_deleted} checksum={e.checksum} "
+                     f"by {who}{run}{attempt}")
     for c in report.conflicts:
         lines.append(f"{c.table_name} [{_short(c.interval_start)}, {_short(c.interval_end)}) was written "
                      f"{c.writes} times with {len(c.checksums)} different checksums; its source is not "

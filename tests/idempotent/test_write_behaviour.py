@@ -264,12 +264,13 @@ def test_none_instead_of_rows_is_refused(db):
 
 def test_sqlalchemy_url_and_engine(db):
     sqlalchemy = pytest.importorskip("sqlalchemy")
-    if db.dialect != "sqlite":
-        pytest.skip("SQLAlchemy's duckdb dialect is not installed; PostgreSQL is covered by URL strings")
+    if db.dialect == "duckdb":
+        pytest.skip("SQLAlchemy's duckdb dialect is not installed")
     db.create()
-    url = sqlalchemy.engine.make_url(db.url)
+    address = db.url.replace("postgresql://", "postgresql+psycopg://")
+    url = sqlalchemy.engine.make_url(address)
     write_interval(url, "events", events((1, at(1, 1), "a")), DAY1, time_column="ts")
-    engine = sqlalchemy.create_engine(db.url)
+    engine = sqlalchemy.create_engine(address)
     write_interval(engine, "events", events((1, at(1, 1), "a")), DAY1, time_column="ts")
     engine.dispose()
     assert db.rows() == [(1, at(1, 1), "a")]
