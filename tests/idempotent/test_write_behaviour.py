@@ -191,15 +191,17 @@ def test_empty_interval_raises_with_the_fix(db):
     assert "create_cron_data_intervals" in message and "CronDataIntervalTimetable" in message
 
 
-def test_overwrite_partition_replaces_only_its_partition(db):
-    db.create("events", "k INTEGER, ds TEXT, v TEXT")
+@pytest.mark.parametrize("ds_type", ["TEXT", "DATE"])
+def test_overwrite_partition_replaces_only_its_partition(db, ds_type):
+    db.create("events", f"k INTEGER, ds {ds_type}, v TEXT")
     conn = db.connect()
     try:
         for interval, value in ((DAY1, "one"), (DAY2, "two"), (DAY1, "uno")):
             write_interval(conn, "events", [{"k": 1, "v": value}], interval, strategy="overwrite_partition")
     finally:
         conn.close()
-    assert db.rows("events", "k, ds, v") == [(1, "2026-01-01", "uno"), (1, "2026-01-02", "two")]
+    rows = [(k, str(ds), v) for k, ds, v in db.rows("events", "k, ds, v")]
+    assert rows == [(1, "2026-01-01", "uno"), (1, "2026-01-02", "two")]
 
 
 def test_overwrite_partition_rejects_rows_of_another_partition(db):
@@ -281,3 +283,24 @@ def test_url_strings(db):
     for _ in range(2):
         write_interval(db.url, "events", events((1, at(1, 1), "a")), DAY1, time_column="ts")
     assert db.rows() == [(1, at(1, 1), "a")]
+
+
+def test_timestamp_without_time_zone_columns_hold_utc_wall_time(db):
+    """A naive TIMESTAMP target stores UTC, whatever the session's time zone."""
+    if db.dialect == "sqlite":
+        pytest.skip("SQLite stores our UTC text whatever the declared type")
+    db.create("events", "k INTEGER, ts TIMESTAMP, v TEXT")
+    if db.dialect == "postgres":
+        import psycopg
+
+        conn = psycopg.connect(db.url, options="-c TimeZone=Asia/Tokyo")
+    else:
+        conn = db.connect()
+        conn.execute("SET TimeZone = 'Asia/Tokyo'")
+    try:
+        for _ in range(2):
+            write_interval(conn, "events", events((1, at(1, 0), "first µs"), (2, at(1, 23), "late")),
+                           DAY1, time_column="ts", strategy="merge", unique_key=["k"])
+    finally:
+        conn.close()
+    assert db.rows() == [(1, at(1, 0), "first µs"), (2, at(1, 23), "late")]
