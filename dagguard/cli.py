@@ -20,6 +20,22 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from dagguard import __version__
+
+        typer.echo(f"dagguard {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _command_group(
+    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                 help="Show the version and exit."),
+) -> None:
+    """Stops Apache Airflow pipelines from flooding schedulers and duplicating data."""
+
+
 def fail(message: str) -> "typer.Exit":
     """Print one line on stderr and return the exit for a usage/config error."""
     typer.echo(f"dagguard: error: {message}", err=True)
@@ -130,13 +146,6 @@ def show_rule(code: str = typer.Argument(..., help="A rule code, e.g. DG101, or 
 
 
 # --- runtime commands (doctor, ledger) -------------------------------------------------------
-
-
-@app.callback()
-def _command_group() -> None:
-    # Typer runs a lone command without its name; a callback keeps `dagguard doctor` a
-    # subcommand whichever commands are registered. (Lead: move to the top if you prefer.)
-    pass
 
 
 @app.command()
