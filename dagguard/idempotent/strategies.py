@@ -10,9 +10,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from dagguard.idempotent.capabilities import Features
+from dagguard.idempotent.errors import InvalidIdentifierError
 from dagguard.idempotent.identifiers import TableName, quote_columns, quote_identifier
 
 STRATEGIES = ("replace", "merge", "overwrite_partition")
+
+# Aliases of the target and the staged batch. Not `t` and `s`: a target table named `s` would
+# be shadowed by the batch alias inside a correlated subquery. Targets may not use these names.
+T, S = "dg_target", "dg_batch"
 
 # What a statement's row count means for the write's result.
 DELETED, INSERTED, UPDATED, MERGED, COUNT_INSERT, COUNT_UPDATE = (
@@ -51,21 +56,21 @@ def _in_interval(p: PlanInput, qualifier: str) -> tuple[str, tuple[Any, ...]]:
     return f"{column} >= ? AND {column} < ?", (p.start, p.end)
 
 
-def _match(p: PlanInput, features: Features, target: str = "t") -> str:
+def _match(p: PlanInput, features: Features, target: str = T) -> str:
     # Plain `=` where the batch has no NULL in that key column: it is equivalent there (a
     # non-NULL never matches NULL either way) and lets the engine use a hash join or an index,
     # which IS NOT DISTINCT FROM does not on PostgreSQL.
     parts = []
     for key in p.unique_key:
         op = features.null_safe_eq if key in p.nullable_keys else "="
-        parts.append(f"{target}.{quote_identifier(key)} {op} s.{quote_identifier(key)}")
+        parts.append(f"{target}.{quote_identifier(key)} {op} {S}.{quote_identifier(key)}")
     return " AND ".join(parts)
 
 
 def _changed(p: PlanInput, features: Features) -> str:
     others = [c for c in p.columns if c not in p.unique_key]
     return " OR ".join(
-        f"t.{quote_identifier(c)} {features.null_safe_ne} s.{quote_identifier(c)}" for c in others)
+        f"{T}.{quote_identifier(c)} {features.null_safe_ne} {S}.{quote_identifier(c)}" for c in others)
 
 
 def _insert_all(p: PlanInput) -> Statement:
@@ -99,36 +104,36 @@ def _delete_missing(p: PlanInput, features: Features) -> Statement:
     target = quote_identifier(p.target.name)
     where, params = _in_interval(p, target)
     sql = (f"DELETE FROM {p.target.quoted} WHERE {where} AND NOT EXISTS "
-           f"(SELECT 1 FROM {p.staging} AS s WHERE {_match(p, features, target)})")
+           f"(SELECT 1 FROM {p.staging} AS {S} WHERE {_match(p, features, target)})")
     return Statement(sql, params, DELETED)
 
 
 def _merge_counts(p: PlanInput, features: Features) -> list[Statement]:
     # MERGE reports one total before PostgreSQL 17's merge_action(); these two queries split it.
-    where, params = _in_interval(p, "t")
+    where, params = _in_interval(p, T)
     match = _match(p, features)
     statements = [Statement(
-        f"SELECT count(*) FROM {p.staging} AS s WHERE NOT EXISTS "
-        f"(SELECT 1 FROM {p.target.quoted} AS t WHERE {match} AND {where})", params, COUNT_INSERT)]
+        f"SELECT count(*) FROM {p.staging} AS {S} WHERE NOT EXISTS "
+        f"(SELECT 1 FROM {p.target.quoted} AS {T} WHERE {match} AND {where})", params, COUNT_INSERT)]
     changed = _changed(p, features)
     if changed:
         statements.append(Statement(
-            f"SELECT count(*) FROM {p.target.quoted} AS t JOIN {p.staging} AS s "
+            f"SELECT count(*) FROM {p.target.quoted} AS {T} JOIN {p.staging} AS {S} "
             f"ON {match} AND {where} WHERE {changed}", params, COUNT_UPDATE))
     return statements
 
 
 def _merge_statement(p: PlanInput, features: Features) -> Statement:
-    where, params = _in_interval(p, "t")
+    where, params = _in_interval(p, T)
     cols = quote_columns(p.columns)
-    sql = f"MERGE INTO {p.target.quoted} AS t USING {p.staging} AS s ON {_match(p, features)} AND {where}"
+    sql = f"MERGE INTO {p.target.quoted} AS {T} USING {p.staging} AS {S} ON {_match(p, features)} AND {where}"
     all_params: tuple[Any, ...] = params
     changed = _changed(p, features)
     if changed:
-        sets = ", ".join(f"{quote_identifier(c)} = s.{quote_identifier(c)}"
+        sets = ", ".join(f"{quote_identifier(c)} = {S}.{quote_identifier(c)}"
                          for c in p.columns if c not in p.unique_key)
         sql += f" WHEN MATCHED AND ({changed}) THEN UPDATE SET {sets}"
-    sql += f" WHEN NOT MATCHED THEN INSERT ({cols}) VALUES ({quote_columns(p.columns, 's.')})"
+    sql += f" WHEN NOT MATCHED THEN INSERT ({cols}) VALUES ({quote_columns(p.columns, S + '.')})"
     if p.delete_missing and features.merge_by_source:
         sql += f" WHEN NOT MATCHED BY SOURCE AND {where} THEN DELETE"
         all_params += params
@@ -136,25 +141,25 @@ def _merge_statement(p: PlanInput, features: Features) -> Statement:
 
 
 def _update_then_insert(p: PlanInput, features: Features) -> list[Statement]:
-    where, params = _in_interval(p, "t")
+    where, params = _in_interval(p, T)
     match = _match(p, features)
     statements = []
     changed = _changed(p, features)
     if changed:
-        sets = ", ".join(f"{quote_identifier(c)} = s.{quote_identifier(c)}"
+        sets = ", ".join(f"{quote_identifier(c)} = {S}.{quote_identifier(c)}"
                          for c in p.columns if c not in p.unique_key)
         statements.append(Statement(
-            f"UPDATE {p.target.quoted} AS t SET {sets} FROM {p.staging} AS s "
+            f"UPDATE {p.target.quoted} AS {T} SET {sets} FROM {p.staging} AS {S} "
             f"WHERE {match} AND {where} AND ({changed})", params, UPDATED))
     cols = quote_columns(p.columns)
     if features.rowid_anti_join:
-        new_rows = (f"s.rowid NOT IN (SELECT s.rowid FROM {p.target.quoted} AS t "
-                    f"JOIN {p.staging} AS s ON {match} WHERE {where})")
+        new_rows = (f"{S}.rowid NOT IN (SELECT {S}.rowid FROM {p.target.quoted} AS {T} "
+                    f"JOIN {p.staging} AS {S} ON {match} WHERE {where})")
     else:
-        new_rows = f"NOT EXISTS (SELECT 1 FROM {p.target.quoted} AS t WHERE {match} AND {where})"
+        new_rows = f"NOT EXISTS (SELECT 1 FROM {p.target.quoted} AS {T} WHERE {match} AND {where})"
     statements.append(Statement(
-        f"INSERT INTO {p.target.quoted} ({cols}) SELECT {quote_columns(p.columns, 's.')} "
-        f"FROM {p.staging} AS s WHERE {new_rows}", params, INSERTED))
+        f"INSERT INTO {p.target.quoted} ({cols}) SELECT {quote_columns(p.columns, S + '.')} "
+        f"FROM {p.staging} AS {S} WHERE {new_rows}", params, INSERTED))
     return statements
 
 
@@ -178,6 +183,8 @@ def plan_merge(p: PlanInput, features: Features) -> list[Statement]:
 
 def plan(p: PlanInput, features: Features) -> list[Statement]:
     """The statements of `p.strategy`, in execution order."""
+    if p.target.name.lower() in (T, S):
+        raise InvalidIdentifierError(f"table name {p.target.name!r} is reserved for dagguard's aliases")
     if p.strategy == "replace":
         return plan_replace(p)
     if p.strategy == "overwrite_partition":

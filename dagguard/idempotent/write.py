@@ -12,7 +12,7 @@ from dagguard.idempotent.batch import Batch, replace_column, to_batch
 from dagguard.idempotent.checksum import batch_checksum
 from dagguard.idempotent.connections import open_engine
 from dagguard.idempotent.engines import Engine
-from dagguard.idempotent.errors import ConcurrentWriteError, TargetTableError
+from dagguard.idempotent.errors import ConcurrentWriteError, InvalidIdentifierError, TargetTableError
 from dagguard.idempotent.identifiers import TableName, validate_identifier
 from dagguard.idempotent.interval import Interval
 from dagguard.idempotent.ledger import RunInfo, ensure_ledger, record_write
@@ -54,7 +54,10 @@ class WriteSpec:
         partition = partition_column if strategy == "overwrite_partition" else None
         if partition is not None:
             validate_identifier(partition, "partition_column")
-        return cls(TableName.parse(table), strategy, time_column, keys, delete_missing, partition)
+        target = TableName.parse(table)
+        if target.name.lower() in (strategies.T, strategies.S):
+            raise InvalidIdentifierError(f"table name {target.name!r} is reserved for dagguard's aliases")
+        return cls(target, strategy, time_column, keys, delete_missing, partition)
 
 
 @dataclass(frozen=True)

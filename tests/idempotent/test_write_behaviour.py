@@ -147,7 +147,8 @@ def test_offsets_are_compared_in_utc(db):
     assert db.rows() == [(1, at(1, 0, 30), "a")]
 
 
-@pytest.mark.parametrize("name", ["events; DROP TABLE events", 'events"', "a.b.c.d", "1events", ""])
+@pytest.mark.parametrize("name", ["events; DROP TABLE events", 'events"', "a.b.c.d", "1events", "",
+                                  "dg_batch"])
 def test_hostile_table_names_are_rejected(db, name):
     db.create()
     _write(db, events((1, at(1, 1), "kept")))
@@ -304,3 +305,15 @@ def test_timestamp_without_time_zone_columns_hold_utc_wall_time(db):
     finally:
         conn.close()
     assert db.rows() == [(1, at(1, 0), "first µs"), (2, at(1, 23), "late")]
+
+
+def test_a_target_named_like_a_one_letter_alias_is_safe(db):
+    db.create("s")
+    conn = db.connect()
+    try:
+        for rows in (events((1, at(1, 1), "a"), (2, at(1, 2), "b")), events((2, at(1, 2), "B"))):
+            write_interval(conn, "s", rows, DAY1, time_column="ts", strategy="merge", unique_key=["k"],
+                           delete_missing=True)
+    finally:
+        conn.close()
+    assert db.rows("s") == [(2, at(1, 2), "B")]

@@ -1,12 +1,12 @@
 -- deleted; parameters: interval_start, interval_end
-DELETE FROM "analytics"."orders" WHERE "orders"."created_at" >= ? AND "orders"."created_at" < ? AND NOT EXISTS(SELECT 1 FROM "dagguard_stage" AS s WHERE "orders"."order_id" = s."order_id" AND "orders"."region" IS NOT DISTINCT FROM s."region");
+DELETE FROM "analytics"."orders" WHERE "orders"."created_at" >= ? AND "orders"."created_at" < ? AND NOT EXISTS(SELECT 1 FROM "dagguard_stage" AS dg_batch WHERE "orders"."order_id" = dg_batch."order_id" AND "orders"."region" IS NOT DISTINCT FROM dg_batch."region");
 
 -- count_insert; parameters: interval_start, interval_end
-SELECT COUNT(*) FROM "dagguard_stage" AS s WHERE NOT EXISTS(SELECT 1 FROM "analytics"."orders" AS t WHERE t."order_id" = s."order_id" AND t."region" IS NOT DISTINCT FROM s."region" AND t."created_at" >= ? AND t."created_at" < ?);
+SELECT COUNT(*) FROM "dagguard_stage" AS dg_batch WHERE NOT EXISTS(SELECT 1 FROM "analytics"."orders" AS dg_target WHERE dg_target."order_id" = dg_batch."order_id" AND dg_target."region" IS NOT DISTINCT FROM dg_batch."region" AND dg_target."created_at" >= ? AND dg_target."created_at" < ?);
 
 -- count_update; parameters: interval_start, interval_end
-SELECT COUNT(*) FROM "analytics"."orders" AS t JOIN "dagguard_stage" AS s ON t."order_id" = s."order_id" AND t."region" IS NOT DISTINCT FROM s."region" AND t."created_at" >= ? AND t."created_at" < ? WHERE t."created_at" IS DISTINCT FROM s."created_at" OR t."amount" IS DISTINCT FROM s."amount" OR t."ds" IS DISTINCT FROM s."ds";
+SELECT COUNT(*) FROM "analytics"."orders" AS dg_target JOIN "dagguard_stage" AS dg_batch ON dg_target."order_id" = dg_batch."order_id" AND dg_target."region" IS NOT DISTINCT FROM dg_batch."region" AND dg_target."created_at" >= ? AND dg_target."created_at" < ? WHERE dg_target."created_at" IS DISTINCT FROM dg_batch."created_at" OR dg_target."amount" IS DISTINCT FROM dg_batch."amount" OR dg_target."ds" IS DISTINCT FROM dg_batch."ds";
 
 -- merged; parameters: interval_start, interval_end
-MERGE INTO "analytics"."orders" AS t USING "dagguard_stage" AS s ON t."order_id" = s."order_id" AND t."region" IS NOT DISTINCT FROM s."region" AND t."created_at" >= ? AND t."created_at" < ? WHEN MATCHED AND (t."created_at" IS DISTINCT FROM s."created_at" OR t."amount" IS DISTINCT FROM s."amount" OR t."ds" IS DISTINCT FROM s."ds") THEN UPDATE SET "created_at" = s."created_at", "amount" = s."amount", "ds" = s."ds" WHEN NOT MATCHED THEN INSERT ("order_id", "region", "created_at", "amount", "ds") VALUES (s."order_id", s."region", s."created_at", s."amount", s."ds");
+MERGE INTO "analytics"."orders" AS dg_target USING "dagguard_stage" AS dg_batch ON dg_target."order_id" = dg_batch."order_id" AND dg_target."region" IS NOT DISTINCT FROM dg_batch."region" AND dg_target."created_at" >= ? AND dg_target."created_at" < ? WHEN MATCHED AND (dg_target."created_at" IS DISTINCT FROM dg_batch."created_at" OR dg_target."amount" IS DISTINCT FROM dg_batch."amount" OR dg_target."ds" IS DISTINCT FROM dg_batch."ds") THEN UPDATE SET "created_at" = dg_batch."created_at", "amount" = dg_batch."amount", "ds" = dg_batch."ds" WHEN NOT MATCHED THEN INSERT ("order_id", "region", "created_at", "amount", "ds") VALUES (dg_batch."order_id", dg_batch."region", dg_batch."created_at", dg_batch."amount", dg_batch."ds");
 
