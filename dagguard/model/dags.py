@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Iterator, Optional, Sequence
+from typing import Any, Iterator, Optional, Sequence
 
 import libcst as cst
 
@@ -84,6 +84,8 @@ class FileModel:
     scope: Scope
     dags: list[DagModel]
     parse_time_calls: list[ParseTimeCall]
+    # Derived facts that several rules need (dagguard.model.task_io), filled on first use.
+    analyses: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,64 @@
+"""Airflow's template and context keys, grouped by what they say about a run's data interval.
+
+Checked against the `Context` TypedDict of Airflow 3.3.2 (`airflow/sdk/definitions/context.py`)
+and the keys a real 3.3 run rejects with `UndefinedError` (see /work/shared/FACTS.md).
+"""
+
+from __future__ import annotations
+
+# Keys whose value is derived from the run's interval: a write filtered, keyed or named with
+# one of them differs from one interval to the next. The removed Airflow 2 keys are listed too:
+# they were interval-derived, and DG205 reports their removal separately.
+INTERVAL_KEYS = frozenset({
+    "data_interval_start", "data_interval_end", "ds", "ds_nodash", "ts", "ts_nodash",
+    "ts_nodash_with_tz", "logical_date", "partition_key", "partition_date",
+    "execution_date", "next_ds", "next_ds_nodash", "prev_ds", "prev_ds_nodash", "tomorrow_ds",
+    "tomorrow_ds_nodash", "yesterday_ds", "yesterday_ds_nodash", "next_execution_date",
+    "prev_execution_date",
+})
+
+# Keys that name the end of the interval (or the start of the next one).
+END_KEYS = frozenset({"data_interval_end", "next_ds", "next_ds_nodash", "next_execution_date",
+                      "tomorrow_ds", "tomorrow_ds_nodash"})
+
+# Keys equal to data_interval_end on a trigger timetable's run (start == end == logical date).
+SAME_INSTANT_START_KEYS = frozenset({"data_interval_start", "logical_date", "ts", "execution_date"})
+
+# Objects whose attributes of the same names are interval values: `dag_run.logical_date`.
+INTERVAL_OWNERS = frozenset({"dag_run", "ti", "task_instance"})
+
+# Removed in Airflow 3, with what to use instead.
+REMOVED_KEYS: dict[str, str] = {
+    "execution_date": "logical_date",
+    "next_ds": "data_interval_end | ds",
+    "next_ds_nodash": "data_interval_end | ds_nodash",
+    "next_execution_date": "data_interval_end",
+    "prev_ds": "prev_data_interval_start_success | ds",
+    "prev_ds_nodash": "prev_data_interval_start_success | ds_nodash",
+    "prev_execution_date": "prev_data_interval_start_success",
+    "prev_execution_date_success": "prev_data_interval_start_success",
+    "tomorrow_ds": "macros.ds_add(ds, 1)",
+    "tomorrow_ds_nodash": "macros.ds_add(ds, 1) | replace('-', '')",
+    "yesterday_ds": "macros.ds_add(ds, -1)",
+    "yesterday_ds_nodash": "macros.ds_add(ds, -1) | replace('-', '')",
+    "conf": "airflow.configuration.conf in code, or a Variable",
+}
+
+# Every key an Airflow 2 or 3 template can see: a template root outside this set is a
+# user-defined macro or variable whose value dagguard cannot know.
+CONTEXT_KEYS = frozenset({
+    "conn", "dag", "dag_run", "data_interval_end", "data_interval_start", "ds", "ds_nodash",
+    "expanded_ti_count", "exception", "inlets", "inlet_events", "logical_date", "macros",
+    "map_index_template", "outlets", "outlet_events", "params", "partition_date",
+    "partition_key", "prev_data_interval_start_success", "prev_data_interval_end_success",
+    "prev_start_date_success", "prev_end_date_success", "reason", "run_id", "start_date",
+    "task", "task_reschedule_count", "task_instance", "task_instance_key_str", "test_mode",
+    "templates_dict", "ti", "triggering_asset_events", "triggering_dataset_events", "try_number",
+    "ts", "ts_nodash", "ts_nodash_with_tz", "var", "run_after",
+    # Jinja built-ins usable as roots
+    "range", "dict", "lipsum", "cycler", "joiner", "namespace", "loop", "true", "false", "none",
+    "True", "False", "None",
+}) | frozenset(REMOVED_KEYS) | INTERVAL_KEYS
+
+# Airflow macros that transform an interval value and keep it interval-derived.
+INTERVAL_MACROS = frozenset({"ds_add", "ds_format", "ds_format_locale", "datetime_diff_for_humans"})

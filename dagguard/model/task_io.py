@@ -1,0 +1,300 @@
+"""What a task reads and writes, computed once per task and shared by the DG2xx rules.
+
+`task_io(file, dag, task, path)` gathers a task's templated strings (its static arguments,
+`.sql` files next to the DAG, a TaskFlow call's arguments), its SQL in execution order (parsed
+by sqlglot after Jinja expressions become placeholders) and its callable's facts, and caches
+the result on the FileModel so every rule reads the same analysis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+import libcst as cst
+
+from dagguard.model.dags import DagModel, FileModel, TaskModel
+from dagguard.model.python_tasks import CallableFacts, analyse_callable, formatted_text
+from dagguard.model.sql import ParsedSql, dialect_for, parse_sql
+from dagguard.model.templates import Template, analyse_template, display
+from dagguard.model.values import UNKNOWN, Evaluator, StaticDict
+
+SQL_ARGUMENTS = ("sql", "query", "hql", "select_query", "sql_query")
+SQL_FILE_SUFFIXES = (".sql", ".hql")
+MAX_SQL_FILE_BYTES = 1024 * 1024
+# Arguments that never carry data, a destination or its key: their values don't matter here.
+NON_DATA_ARGUMENTS = frozenset({
+    "task_id", "dag", "python_callable", "retries", "retry_delay", "retry_exponential_backoff",
+    "max_retry_delay", "pool", "pool_slots", "queue", "priority_weight", "weight_rule",
+    "trigger_rule", "owner", "email", "email_on_failure", "email_on_retry", "on_failure_callback",
+    "on_success_callback", "on_retry_callback", "on_execute_callback", "on_skipped_callback",
+    "execution_timeout", "depends_on_past", "wait_for_downstream", "doc", "doc_md", "doc_rst",
+    "doc_json", "doc_yaml", "task_group", "default_args", "max_active_tis_per_dag",
+    "max_active_tis_per_dagrun", "executor_config", "executor", "outlets", "inlets", "deferrable",
+    "poke_interval", "timeout", "mode", "do_xcom_push", "multiple_outputs", "autocommit",
+    "split_statements", "return_last", "handler", "show_return_value_in_logs", "sla", "resources",
+    "run_as_user", "start_date", "end_date", "map_index_template", "impersonation_chain",
+    "location", "region", "hook_params", "params", "provide_context", "retry_on_failure",
+    "wait_for_completion", "poll_interval", "soft_fail", "exponential_backoff", "max_wait",
+    "reschedule", "ignore_downstream_trigger_rules",
+})
+_CACHE_KEY = "task_io"
+CALLABLE_ORIGIN = "a query in the callable"
+
+
+@dataclass(frozen=True)
+class TemplatedString:
+    """A static string a task hands to Airflow (a template field, or any argument)."""
+
+    node: cst.CSTNode                # where findings about it point
+    argument: str
+    template: Template
+
+
+@dataclass(frozen=True)
+class SqlSource:
+    """One piece of SQL a task runs, in order; `parsed` is None when the text is not static."""
+
+    node: cst.CSTNode
+    origin: str                      # "sql", "file queries/x.sql", "a query in the callable"
+    template: Optional[Template]
+    parsed: Optional[ParsedSql]
+
+    @property
+    def in_callable(self) -> bool:
+        """SQL run by Python code, whose VALUES come from the task rather than the SQL."""
+        return self.origin == CALLABLE_ORIGIN
+
+
+@dataclass(frozen=True)
+class TaskIO:
+    task: TaskModel
+    dag: DagModel
+    strings: tuple[TemplatedString, ...]
+    sql: tuple[SqlSource, ...]
+    callable: Optional[CallableFacts]
+    unknown_data: bool               # an argument that may carry data or a key is not static
+
+    @property
+    def label(self) -> str:
+        return f"task '{self.task.task_id}'" if self.task.task_id else "task"
+
+    @property
+    def templated_interval(self) -> bool:
+        """Does any string the task hands to Airflow use an interval variable?"""
+        return any(s.template.interval for s in self.strings) or any(
+            s.template is not None and s.template.interval for s in self.sql)
+
+    @property
+    def unknown_macros(self) -> bool:
+        """Does a template call a user-defined macro, whose value dagguard cannot know?"""
+        return any(s.template.unknown_roots for s in self.strings) or any(
+            s.template is not None and bool(s.template.unknown_roots) for s in self.sql)
+
+    @property
+    def keyed(self) -> bool:
+        """The task's output may depend on the run's interval (or it is unknowable)."""
+        if self.templated_interval or self.unknown_macros or self.unknown_data:
+            return True
+        facts = self.callable
+        return facts is not None and (facts.uses_interval or facts.idempotent_helper)
+
+    def statements(self) -> Iterator[tuple[SqlSource, Any]]:
+        """(source, Statement) in execution order; Statement None for SQL that is not static."""
+        for source in self.sql:
+            if source.parsed is None:
+                yield source, None
+                continue
+            for statement in source.parsed.statements:
+                yield source, statement
+
+    def lookup(self, token: str) -> Any:
+        for source in self.sql:
+            if source.template is not None:
+                found = source.template.expression(token)
+                if found is not None:
+                    return found
+        return None
+
+
+def task_io(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskIO:
+    """The task's analysis, computed on first use and cached on the file model."""
+    cache: dict[int, TaskIO] = file.analyses.setdefault(_CACHE_KEY, {})
+    found = cache.get(id(task))
+    if found is None:
+        found = _build(file, dag, task, path)
+        cache[id(task)] = found
+    return found
+
+
+def _template(file: FileModel, text: str) -> Template:
+    cache: dict[str, Template] = file.analyses.setdefault("templates", {})
+    found = cache.get(text)
+    if found is None:
+        found = analyse_template(text)
+        cache[text] = found
+    return found
+
+
+def _names(file: FileModel) -> dict[str, str]:
+    """Placeholder -> "{expr}" for the file's f-strings, shared so messages can respell them."""
+    names: dict[str, str] = file.analyses.setdefault("fstring_names", {})
+    return names
+
+
+def readable(file: FileModel, text: str) -> str:
+    """`text` (a table name, a column) with placeholders respelled as `{{ expr }}` / `{expr}`."""
+    if "__dgt_" not in text:
+        return text
+    templates = list(file.analyses.get("templates", {}).values())
+    return display(text, templates, _names(file))
+
+
+def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskIO:
+    strings: list[TemplatedString] = []
+    sql: list[SqlSource] = []
+    unknown = not task.args.complete
+    dialect = dialect_for(task.operator)
+    folders = _search_folders(dag, path)
+    for name, arg in task.args.values.items():
+        if name in NON_DATA_ARGUMENTS or name.endswith("conn_id"):
+            continue
+        if name in SQL_ARGUMENTS:
+            value = arg.value
+            if value is UNKNOWN:
+                # An f-string: its Python parts are unknown (so the task counts as keyed), but
+                # its SQL can still be read for clock reads and statement order.
+                value = formatted_text(arg.node, dag.scope, file.module, _names(file)) or UNKNOWN
+            sql.extend(_sql_sources(file, name, arg.node, value, folders, dialect))
+        elif name == "configuration" and isinstance(arg.value, StaticDict):
+            query = _nested(arg.value, ("query", "query"))
+            if query is not None:
+                query = (query[0], query[1] if query[1] is not UNKNOWN
+                         else formatted_text(query[0], dag.scope, file.module, _names(file)) or UNKNOWN)
+                sql.extend(_sql_sources(file, "configuration.query.query", query[0], query[1], folders, "bigquery"))
+        for node, text in _strings(arg.node, arg.value):
+            if name not in SQL_ARGUMENTS:
+                strings.append(TemplatedString(node, name, _template(file, text)))
+        if _has_unknown(arg.value):
+            unknown = True
+    if task.kind == "taskflow" and isinstance(task.node, cst.Call):
+        evaluator = Evaluator(dag.scope)
+        for argument in task.node.args:
+            value = evaluator.value(argument.value) if not argument.star else UNKNOWN
+            label = argument.keyword.value if argument.keyword is not None else "argument"
+            for node, text in _strings(argument.value, value):
+                strings.append(TemplatedString(node, label, _template(file, text)))
+            if _has_unknown(value):
+                unknown = True
+    facts = None
+    if task.callable is not None and task.callable_scope is not None:
+        explicit = frozenset(a.keyword.value for a in task.node.args if a.keyword is not None) \
+            if task.kind == "taskflow" and isinstance(task.node, cst.Call) else frozenset()
+        facts = analyse_callable(task.callable, task.callable_scope, file.module, explicit, _names(file))
+        for call in facts.sql:
+            if call.text is None:
+                sql.append(SqlSource(call.node, CALLABLE_ORIGIN, None, None))
+            else:
+                template = _template(file, call.text)
+                sql.append(SqlSource(call.node, CALLABLE_ORIGIN, template,
+                                     parse_sql(template.text, dialect)))
+    return TaskIO(task, dag, tuple(strings), tuple(sql), facts, unknown)
+
+
+def _sql_sources(file: FileModel, name: str, node: cst.BaseExpression, value: Any,
+                 folders: tuple[Path, ...], dialect: Optional[str]) -> Iterator[SqlSource]:
+    items = value if isinstance(value, (list, tuple)) else [value]
+    nodes = _element_nodes(node, len(items))
+    for item, item_node in zip(items, nodes):
+        if not isinstance(item, str):
+            yield SqlSource(item_node, name, None, None)
+            continue
+        text, origin = item, name
+        if _is_file_reference(item):
+            loaded = _read_sql_file(item.strip(), folders)
+            if loaded is None:
+                yield SqlSource(item_node, f"file {item.strip()}", None, None)
+                continue
+            text, origin = loaded, f"file {item.strip()}"
+        template = _template(file, text)
+        yield SqlSource(item_node, origin, template, parse_sql(template.text, dialect))
+
+
+def _is_file_reference(text: str) -> bool:
+    stripped = text.strip()
+    return stripped.lower().endswith(SQL_FILE_SUFFIXES) and "\n" not in stripped and " " not in stripped
+
+
+def _search_folders(dag: DagModel, path: Path) -> tuple[Path, ...]:
+    """Airflow's template search path: the DAG file's folder, then template_searchpath."""
+    folder = path.parent
+    found = [folder]
+    arg = dag.args.get("template_searchpath")
+    value = arg.value if arg is not None else None
+    entries = [value] if isinstance(value, str) else list(value) if isinstance(value, (list, tuple)) else []
+    for entry in entries:
+        if isinstance(entry, str):
+            candidate = Path(entry)
+            found.append(candidate if candidate.is_absolute() else folder / candidate)
+    return tuple(found)
+
+
+def _read_sql_file(name: str, folders: tuple[Path, ...]) -> Optional[str]:
+    """The text of a referenced .sql file, or None when it is not there (never an error)."""
+    candidates = [Path(name)] if Path(name).is_absolute() else [f / name for f in folders]
+    for candidate in candidates:
+        try:
+            if candidate.is_file() and candidate.stat().st_size <= MAX_SQL_FILE_BYTES:
+                return candidate.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+    return None
+
+
+def _nested(value: StaticDict, keys: tuple[str, ...]) -> Optional[tuple[cst.BaseExpression, Any]]:
+    current: Any = value
+    node: Optional[cst.BaseExpression] = None
+    for key in keys:
+        if not isinstance(current, StaticDict) or key not in current.entries:
+            return None
+        entry = current.entries[key]
+        node, current = entry.value_node, entry.value
+    return (node, current) if node is not None else None
+
+
+def _element_nodes(node: cst.BaseExpression, count: int) -> list[cst.CSTNode]:
+    """The literal's element nodes when `node` is a list/tuple literal of `count` items."""
+    if isinstance(node, (cst.List, cst.Tuple)) and len(node.elements) == count \
+            and not any(isinstance(e, cst.StarredElement) for e in node.elements):
+        return [e.value for e in node.elements]
+    return [node] * count
+
+
+def _strings(node: cst.BaseExpression, value: Any) -> Iterator[tuple[cst.CSTNode, str]]:
+    """Every string inside a static value (lists, tuples, dict values), with a node to point at."""
+    if isinstance(value, str):
+        yield node, value
+    elif isinstance(value, (list, tuple)):
+        for item, item_node in zip(value, _element_nodes(node, len(value))):
+            yield from _strings(item_node, item)  # type: ignore[arg-type]
+    elif isinstance(value, StaticDict):
+        for entry in value.entries.values():
+            yield from _strings(entry.value_node, entry.value)
+
+
+def _has_unknown(value: Any) -> bool:
+    if value is UNKNOWN:
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_has_unknown(v) for v in value)
+    if isinstance(value, StaticDict):
+        return not value.complete or any(_has_unknown(e.value) for e in value.entries.values())
+    return False
+
+
+def file_task_ios(file: FileModel, path: Path) -> Iterator[TaskIO]:
+    """Every task of every DAG in the file, analysed (once per task, whichever rule asks first)."""
+    for dag in file.dags:
+        for task in dag.tasks:
+            yield task_io(file, dag, task, path)

@@ -1,0 +1,98 @@
+"""DG201: a task writes, and nothing in what it writes depends on the run's data interval."""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+from dagguard.model.dags import FileModel
+from dagguard.model.sql_facts import write_effects
+from dagguard.model.task_io import TaskIO, file_task_ios, readable
+from dagguard.model.writes import matches_write_pattern, transfer_destination
+from dagguard.rules.base import Report, Rule, RuleContext
+
+SQL_HELP = ("filter the source on '{{ data_interval_start }}' and '{{ data_interval_end }}' and replace "
+            "that interval's rows (DELETE then INSERT in one task, or MERGE), or use "
+            "dagguard.idempotent.IntervalMergeOperator")
+TRANSFER_HELP = ("key the destination on the interval, e.g. 'exports/{{ ds }}/orders.csv', and filter the "
+                 "source query on '{{ data_interval_start }}' and '{{ data_interval_end }}'")
+PYTHON_HELP = ("take data_interval_start and data_interval_end (or ds) as parameters and key the write on "
+               "them, or write with @idempotent_write / write_interval from dagguard.idempotent")
+
+
+class WriteNotKeyedOnInterval(Rule):
+    code = "DG201"
+    name = "write-not-keyed-on-interval"
+    severity = "error"
+    summary = "A task writes, but neither filters nor keys its output on the run's data interval"
+
+    def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
+        reported: set[int] = set()
+        for io in file_task_ios(file, context.path):
+            if io.keyed:
+                continue
+            report = sql_write(file, io) or transfer_write(io) or python_write(io, context.settings.write_task_patterns)
+            if report is not None and id(report.node) not in reported:
+                reported.add(id(report.node))
+                yield report
+
+
+def sql_write(file: FileModel, io: TaskIO) -> Optional[Report]:
+    """An INSERT ... SELECT or COPY (or any INSERT a callable runs) adding rows to a table it
+    has not emptied first."""
+    emptied: set[Optional[str]] = set()
+    for source, statement in io.statements():
+        if statement is None or statement.tree is None:
+            return None  # an unknown statement may be the one that clears the table
+        for effect in write_effects(statement.tree, statement.text):
+            if effect.kind == "clear" and not effect.partial:
+                emptied.add(effect.table)
+            elif effect.kind == "append" and effect.table not in emptied \
+                    and (effect.from_query or source.in_callable):
+                return Report(
+                    node=source.node,
+                    message=f"{io.label} runs {effect.verb} {readable(file, effect.table or '')} and nothing in it refers to "
+                            "the run's data interval; every run, re-run and backfill writes the same rows again",
+                    help=SQL_HELP,
+                )
+    return None
+
+
+def transfer_write(io: TaskIO) -> Optional[Report]:
+    """A `<Source>To<Destination>Operator` whose destination and query ignore the interval."""
+    destination = transfer_destination(io.task)
+    if destination is None:
+        return None
+    return Report(
+        node=destination.argument.report_node,
+        message=f"{io.label} ({destination.operator}) writes to {destination.argument.value!r} and neither the "
+                "destination nor the source query refers to the run's data interval; every interval "
+                "overwrites or duplicates the same target",
+        help=TRANSFER_HELP,
+    )
+
+
+def python_write(io: TaskIO, patterns: tuple[str, ...]) -> Optional[Report]:
+    """A Python task calling a write API, or named like a writer and calling a write-like method."""
+    facts = io.callable
+    callable_ = io.task.callable
+    if facts is None or callable_ is None:
+        return None
+    writes = [w for w in facts.writes if w.kind == "api" and not w.upsert]
+    if writes:
+        first = writes[0]
+        return Report(
+            node=first.node,
+            message=f"{io.label} writes with {first.what} and nothing it writes depends on the run's data "
+                    "interval; a re-run or backfill writes the same target again",
+            help=PYTHON_HELP,
+        )
+    if facts.writes or facts.sql or facts.returns_value or not facts.write_like_calls:
+        return None  # judged by its SQL, an upsert, or a "load" task that returns what it loads
+    if matches_write_pattern(io.task.task_id, patterns) or matches_write_pattern(callable_.name.value, patterns):
+        return Report(
+            node=callable_.name,
+            message=f"{io.label} is named as a write, calls a write-like method and nothing in it depends "
+                    "on the run's data interval; a re-run or backfill writes the same target again",
+            help=PYTHON_HELP,
+        )
+    return None

@@ -1,0 +1,57 @@
+"""DG202: a task reads the worker's clock instead of its run's interval."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from dagguard.model.dags import FileModel
+from dagguard.model.task_io import file_task_ios
+from dagguard.rules.base import Report, Rule, RuleContext
+
+PYTHON_HELP = "use the run's data_interval_start / data_interval_end (or logical_date) from the context"
+SQL_HELP = "compare with '{{ data_interval_start }}' and '{{ data_interval_end }}' instead"
+
+
+class WallClockInTask(Rule):
+    code = "DG202"
+    name = "wall-clock-in-task"
+    severity = "error"
+    summary = "A task uses the current time (datetime.now(), CURRENT_DATE) instead of its data interval"
+
+    def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
+        seen: set[int] = set()   # a callable or SQL constant shared by several tasks is reported once
+        for io in file_task_ios(file, context.path):
+            if io.callable is not None:
+                for read in io.callable.clock_reads:
+                    if id(read.node) in seen:
+                        continue
+                    seen.add(id(read.node))
+                    yield Report(
+                        node=read.node,
+                        message=f"{io.label} calls {read.name}; a re-run or backfill of an old interval "
+                                "uses the time it runs at, not the interval's",
+                        help=PYTHON_HELP,
+                    )
+            for source in io.sql:
+                if source.parsed is None or id(source.node) in seen:
+                    continue
+                seen.add(id(source.node))
+                for statement in source.parsed.statements:
+                    for function in statement.wall_clock:
+                        yield Report(
+                            node=source.node,
+                            message=f"{io.label} uses {function} in its SQL ({source.origin}); a re-run or "
+                                    "backfill of an old interval reads or writes the day it runs, not the interval",
+                            help=SQL_HELP,
+                        )
+            for string in io.strings:
+                if id(string.node) in seen:
+                    continue
+                seen.add(id(string.node))
+                for function in string.template.wall_clock:
+                    yield Report(
+                        node=string.node,
+                        message=f"{io.label} renders {{{{ {function} }}}} in '{string.argument}'; a re-run or "
+                                "backfill of an old interval gets the time it runs at",
+                        help="use {{ data_interval_start }}, {{ data_interval_end }} or {{ ds }}",
+                    )

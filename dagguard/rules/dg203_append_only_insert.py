@@ -1,0 +1,43 @@
+"""DG203: an INSERT or COPY appends to a table the task never clears or upserts into."""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+from dagguard.model.dags import FileModel
+from dagguard.model.sql_facts import write_effects
+from dagguard.model.task_io import file_task_ios, readable
+from dagguard.rules.base import Report, Rule, RuleContext
+
+HELP = ("delete the interval first in the same task (DELETE FROM ... WHERE ts >= '{{ data_interval_start }}' "
+        "AND ts < '{{ data_interval_end }}'), use MERGE or INSERT ... ON CONFLICT, or "
+        "dagguard.idempotent.IntervalMergeOperator")
+
+
+class AppendOnlyInsert(Rule):
+    code = "DG203"
+    name = "append-only-insert"
+    severity = "warning"
+    summary = "An INSERT appends rows without a prior DELETE/TRUNCATE, MERGE or ON CONFLICT"
+
+    def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
+        seen: set[tuple[int, int]] = set()
+        for io in file_task_ios(file, context.path):
+            cleared: set[Optional[str]] = set()
+            for position, (source, statement) in enumerate(io.statements()):
+                if statement is None or statement.tree is None:
+                    break  # an unknown statement may clear the table: stay silent from here on
+                for effect in write_effects(statement.tree, statement.text):
+                    if effect.kind == "clear":
+                        cleared.add(effect.table)
+                    elif effect.kind == "append" and effect.table is not None and effect.table not in cleared:
+                        key = (id(source.node), position)
+                        if key in seen:
+                            continue
+                        seen.add(key)
+                        yield Report(
+                            node=source.node,
+                            message=f"{io.label} appends to {readable(file, effect.table)} with {effect.verb} and removes none of "
+                                    "its rows first; every re-run or backfill of the interval adds them again",
+                            help=HELP,
+                        )
