@@ -22,6 +22,8 @@ T, S = "dg_target", "dg_batch"
 # What a statement's row count means for the write's result.
 DELETED, INSERTED, UPDATED, MERGED, COUNT_INSERT, COUNT_UPDATE = (
     "deleted", "inserted", "updated", "merged", "count_insert", "count_update")
+# Not SQL: the engine's bulk path (COPY, Arrow, executemany) loads the batch into the target.
+BULK_INSERT = "bulk_insert"
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,9 @@ class PlanInput:
     start: Any
     end: Any
     partition_value: Any
+    # replace and overwrite_partition load the batch straight into the target (one copy
+    # instead of two); generated SQL for remote engines inserts from the staging table instead.
+    direct_insert: bool = False
 
 
 def _in_interval(p: PlanInput, qualifier: str) -> tuple[str, tuple[Any, ...]]:
@@ -74,6 +79,8 @@ def _changed(p: PlanInput, features: Features) -> str:
 
 
 def _insert_all(p: PlanInput) -> Statement:
+    if p.direct_insert:
+        return Statement(f"-- bulk insert into {p.target.quoted}", (), BULK_INSERT)
     cols = quote_columns(p.columns)
     return Statement(f"INSERT INTO {p.target.quoted} ({cols}) SELECT {cols} FROM {p.staging}", (), INSERTED)
 

@@ -173,22 +173,27 @@ def _write_in_transaction(engine: Engine, spec: WriteSpec, batch: Batch, interva
             batch = replace_column(batch, spec.partition_column, (partition_value for _ in batch.rows))
     ensure_ledger(engine)
     staging = None
-    if batch.rows:
+    direct = spec.strategy != "merge"
+    if batch.rows and direct:
+        staging = spec.table.quoted  # rows go straight into the target, after the DELETE
+    elif batch.rows:
         staging = engine.create_staging(spec.table, batch.columns)
         engine.load_staging(staging, batch)
-        if spec.unique_key:
-            engine.index_staging(staging, spec.unique_key)
+        engine.index_staging(staging, spec.unique_key)
     nullable = frozenset(k for k in spec.unique_key if k in batch.columns and any(
         row[batch.index(k)] is None for row in batch.rows))
     plan_input = strategies.PlanInput(
         strategy=spec.strategy, target=spec.table, staging=staging, columns=batch.columns,
         time_column=spec.time_column, unique_key=spec.unique_key, nullable_keys=nullable,
         delete_missing=spec.delete_missing, partition_column=spec.partition_column,
-        start=start, end=end, partition_value=partition_value)
+        start=start, end=end, partition_value=partition_value, direct_insert=direct)
     counts = {"deleted": 0, "inserted": 0, "updated": 0}
     merged = None
     for number, statement in enumerate(strategies.plan(plan_input, engine.features)):
-        if statement.effect in (strategies.COUNT_INSERT, strategies.COUNT_UPDATE):
+        if statement.effect == strategies.BULK_INSERT:
+            engine.load_staging(spec.table.quoted, batch)
+            counts["inserted"] += len(batch)
+        elif statement.effect in (strategies.COUNT_INSERT, strategies.COUNT_UPDATE):
             value = int(engine.query(statement.sql, statement.params)[0][0])
             counts["inserted" if statement.effect == strategies.COUNT_INSERT else "updated"] = value
         else:
@@ -202,7 +207,7 @@ def _write_in_transaction(engine: Engine, spec: WriteSpec, batch: Batch, interva
     if merged is not None and merged >= 0:
         # What MERGE changed beyond the counted inserts and updates was deleted BY SOURCE.
         counts["deleted"] += max(merged - counts["inserted"] - counts["updated"], 0)
-    if staging:
+    if staging and not direct:
         engine.drop_staging(staging)
     record_write(engine, run, str(spec.table), interval.start, interval.end, spec.strategy,
                  (len(batch), counts["inserted"], counts["updated"], counts["deleted"]), checksum)
