@@ -73,7 +73,8 @@ def write_effects(tree: "exp.Expression", raw: str) -> list[WriteEffect]:
     if isinstance(tree, exp.TruncateTable):
         return [WriteEffect("clear", table_name(t), False, "TRUNCATE") for t in tree.expressions]
     if isinstance(tree, exp.Drop) and str(tree.args.get("kind", "")).upper() == "TABLE":
-        return [WriteEffect("clear", table_name(tree.this), False, "DROP TABLE")]
+        tables = tree.args.get("tables") or ([tree.this] if tree.this is not None else [])
+        return [WriteEffect("clear", table_name(t), False, "DROP TABLE") for t in tables]
     if isinstance(tree, exp.Create) and str(tree.args.get("kind", "")).upper() == "TABLE":
         if tree.args.get("exists") and not tree.args.get("replace"):
             return []  # IF NOT EXISTS keeps the rows already there

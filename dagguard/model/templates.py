@@ -152,7 +152,7 @@ def _bound(node: Any, nodes: Any) -> tuple[Optional[str], str, Optional[str]]:
             shape.append("|" + node.name)
             node = node.node
         elif isinstance(node, nodes.Call) and isinstance(node.node, nodes.Getattr) \
-                and not isinstance(node.node.node, nodes.Name):
+                and not (_dotted(node.node, nodes) or "").startswith("macros."):
             shape.append("." + node.node.attr)   # data_interval_end.strftime(...)
             node = node.node.node
         elif isinstance(node, nodes.Call) and _dotted(node.node, nodes) in ("macros.ds_format",) and node.args:

@@ -1,0 +1,167 @@
+"""DG201-DG206 beyond the page examples: settings, severities, positions, noqa, example DAGs."""
+
+from __future__ import annotations
+
+from dagguard.api import check_paths
+from dagguard.config import Settings
+from tests.lint_helpers import NOW, codes, lint
+
+SQL_OP = "from airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator\n"
+
+
+def only(findings, code):
+    return [f for f in findings if f.code == code]
+
+
+def test_incident_dag_gets_dg201_and_dg202_and_its_fixed_twin_nothing(repo_root):
+    folder = repo_root / "example_dags"
+    incident = check_paths([folder / "incident_orders_hourly.py"], settings=Settings(), now=NOW)
+    found = codes(list(incident.findings))
+    assert {"DG201", "DG202"} <= set(found)
+    assert found.count("DG202") == 2  # datetime.now() and CURRENT_DATE
+    fixed = check_paths([folder / "orders_hourly_fixed.py"], settings=Settings(), now=NOW)
+    assert list(fixed.findings) == [] and fixed.internal_errors == ()
+
+
+def test_findings_point_at_the_sql_string(tmp_path):
+    found = lint(tmp_path, SQL_OP + """\
+from airflow.sdk import DAG
+with DAG("d", schedule=None):
+    SQLExecuteQueryOperator(
+        task_id="t",
+        conn_id="c",
+        sql="INSERT INTO t SELECT * FROM s",
+    )
+""")
+    (dg203,) = only(found, "DG203")
+    assert (dg203.line, dg203.column) == (7, 13)
+    assert "task 't' appends to t with INSERT INTO" in dg203.message
+
+
+def test_one_finding_per_offending_statement_and_noqa(tmp_path):
+    found = lint(tmp_path, SQL_OP + """\
+from airflow.sdk import DAG
+with DAG("d", schedule=None):
+    SQLExecuteQueryOperator(task_id="a", sql="INSERT INTO t VALUES (1); INSERT INTO t VALUES (2)")
+    SQLExecuteQueryOperator(task_id="b", sql="INSERT INTO u VALUES (1)")  # noqa: DG203
+""")
+    assert len(only(found, "DG203")) == 2
+
+
+def test_removed_variable_is_a_warning_on_airflow_2(tmp_path):
+    code = """\
+from airflow.operators.bash import BashOperator
+from airflow import DAG
+with DAG("d", schedule_interval=None):
+    BashOperator(task_id="t", bash_command="echo {{ execution_date }}")
+"""
+    (on3,) = only(lint(tmp_path, code), "DG205")
+    (on2,) = only(lint(tmp_path, code, airflow_version="2"), "DG205")
+    assert (on3.severity, on2.severity) == ("error", "warning")
+
+
+def test_write_task_patterns_setting(tmp_path):
+    code = """\
+from airflow.sdk import DAG, task
+from vendor import client
+with DAG("d", schedule=None):
+    @task
+    def ship_orders():
+        client.put_item({"id": 1})
+    ship_orders()
+"""
+    assert not only(lint(tmp_path, code), "DG201")
+    assert only(lint(tmp_path, code, write_task_patterns=("ship",)), "DG201")
+
+
+def test_transfer_operators(tmp_path):
+    code = """\
+from airflow.sdk import DAG
+from airflow.providers.amazon.aws.transfers.s3_to_redshift import S3ToRedshiftOperator
+from airflow.providers.google.cloud.transfers.gcs_to_bigquery import GCSToBigQueryOperator
+with DAG("d", schedule=None):
+    S3ToRedshiftOperator(task_id="append", s3_bucket="b", s3_key="orders.csv", schema="s", table="orders")
+    S3ToRedshiftOperator(task_id="replace", s3_bucket="b", s3_key="orders.csv", schema="s", table="orders",
+                         method="REPLACE")
+    GCSToBigQueryOperator(task_id="truncate", bucket="b", source_objects=["o.csv"],
+                          destination_project_dataset_table="p.d.t", write_disposition="WRITE_TRUNCATE")
+    GCSToBigQueryOperator(task_id="bq_append", bucket="b", source_objects=["o.csv"],
+                          destination_project_dataset_table="p.d.t", write_disposition="WRITE_APPEND")
+    S3ToRedshiftOperator(task_id="keyed", s3_bucket="b", s3_key="orders/{{ ds }}.csv", schema="s", table="orders")
+"""
+    messages = [f.message for f in only(lint(tmp_path, code), "DG201")]
+    assert len(messages) == 2
+    assert "task 'append' (S3ToRedshiftOperator) writes to 'orders'" in messages[0]
+    assert "task 'bq_append'" in messages[1]
+
+
+def test_shared_callable_is_reported_once(tmp_path):
+    code = """\
+from datetime import datetime
+from airflow.sdk import DAG
+from airflow.providers.standard.operators.python import PythonOperator
+def stamp():
+    return datetime.now().isoformat()
+with DAG("d", schedule=None):
+    PythonOperator(task_id="a", python_callable=stamp)
+    PythonOperator(task_id="b", python_callable=stamp)
+"""
+    assert len(only(lint(tmp_path, code), "DG202")) == 1
+
+
+def test_fstring_sql_is_read_but_its_python_parts_count_as_keyed(tmp_path):
+    code = SQL_OP + """\
+from airflow.sdk import DAG
+TABLE = "analytics.orders"
+with DAG("d", schedule=None):
+    SQLExecuteQueryOperator(task_id="t", sql=f"INSERT INTO {TABLE} SELECT * FROM raw WHERE d = CURRENT_DATE")
+"""
+    found = lint(tmp_path, code)
+    assert not only(found, "DG201")
+    assert "appends to {TABLE}" in only(found, "DG203")[0].message
+    assert only(found, "DG202")
+
+
+def test_staging_files_are_not_writes(tmp_path):
+    code = """\
+import tempfile
+from airflow.sdk import DAG, task
+with DAG("d", schedule=None):
+    @task
+    def export_a(df):
+        df.to_csv("/tmp/orders.csv")
+    @task
+    def export_b(df):
+        with tempfile.NamedTemporaryFile() as f:
+            df.to_parquet(f.name)
+    export_a(1)
+    export_b(1)
+"""
+    assert not only(lint(tmp_path, code), "DG201")
+
+
+def test_empty_interval_once_per_task_and_its_switches(tmp_path):
+    code = SQL_OP + """\
+from airflow.sdk import DAG
+with DAG("d", schedule="*/15 * * * *"):
+    SQLExecuteQueryOperator(task_id="t", sql=[
+        "DELETE FROM t WHERE ts >= '{{ data_interval_start }}' AND ts < '{{ data_interval_end }}'",
+        "INSERT INTO t SELECT * FROM s WHERE ts >= '{{ data_interval_start }}' AND ts < '{{ data_interval_end }}'",
+    ])
+"""
+    (finding,) = only(lint(tmp_path, code), "DG206")
+    assert "scheduled '*/15 * * * *'" in finding.message
+    assert not only(lint(tmp_path, code, create_cron_data_intervals=True), "DG206")
+    assert not only(lint(tmp_path, code, airflow_version="2"), "DG206")
+
+
+def test_sql_file_next_to_the_dag(tmp_path):
+    (tmp_path / "load.sql").write_text("INSERT INTO t SELECT * FROM s WHERE d BETWEEN '{{ ds }}' AND '{{ next_ds }}'")
+    found = lint(tmp_path, SQL_OP + """\
+from airflow.sdk import DAG
+with DAG("d", schedule=None):
+    SQLExecuteQueryOperator(task_id="t", sql="load.sql")
+    SQLExecuteQueryOperator(task_id="gone", sql="not_there.sql")
+""")
+    assert sorted(set(codes(found)) & {"DG203", "DG204", "DG205"}) == ["DG203", "DG204", "DG205"]
+    assert all("'gone'" not in f.message for f in found)
