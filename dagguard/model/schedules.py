@@ -169,6 +169,14 @@ def dag_recurrence(dag: "DagModel", airflow_version: str, create_cron_data_inter
                       create_cron_data_intervals=create_cron_data_intervals)
 
 
+def catching_up(dag: "DagModel", airflow_version: str, create_cron_data_intervals: bool) -> Optional[Recurrence]:
+    """The DAG's Recurrence when catchup is certainly on and the schedule is clock-driven."""
+    if catchup_enabled(dag, airflow_version) is not True:
+        return None
+    rec = dag_recurrence(dag, airflow_version, create_cron_data_intervals)
+    return rec if isinstance(rec, Recurrence) else None
+
+
 def dag_date(dag: "DagModel", name: str) -> Optional[dt.datetime]:
     """A static start_date/end_date from the DAG or its default_args."""
     arg = dag.effective(name)

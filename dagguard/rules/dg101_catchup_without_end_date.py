@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from dagguard.model.dags import FileModel
-from dagguard.model.schedules import Recurrence, catchup_enabled, count_runs, dag_date, dag_recurrence, format_count
+from dagguard.model.schedules import catching_up, count_runs, dag_date, format_count
 from dagguard.rules.base import Report, Rule, RuleContext
 
 
@@ -19,12 +19,10 @@ class CatchupWithoutEndDate(Rule):
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         settings = context.settings
         for dag in file.dags:
-            if catchup_enabled(dag, settings.airflow_version) is not True:
-                continue
             if not dag.surely_lacks("end_date", or_default_args=True):
                 continue
-            rec = dag_recurrence(dag, settings.airflow_version, settings.create_cron_data_intervals)
-            if not isinstance(rec, Recurrence):
+            rec = catching_up(dag, settings.airflow_version, settings.create_cron_data_intervals)
+            if rec is None:
                 continue
             message = f"{dag.label} enables catchup without end_date"
             start = dag_date(dag, "start_date")

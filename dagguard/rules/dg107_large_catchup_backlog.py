@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from dagguard.model.dags import FileModel
-from dagguard.model.schedules import Recurrence, catchup_enabled, count_runs, dag_date, dag_recurrence
+from dagguard.model.schedules import catching_up, count_runs, dag_date
 from dagguard.rules.base import Report, Rule, RuleContext
 
 
@@ -18,14 +18,12 @@ class LargeCatchupBacklog(Rule):
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         settings = context.settings
         for dag in file.dags:
-            if catchup_enabled(dag, settings.airflow_version) is not True:
-                continue
             end = dag_date(dag, "end_date")
             start = dag_date(dag, "start_date")
             if end is None or start is None:
                 continue  # no end_date is DG101's finding; unknown dates stay silent
-            rec = dag_recurrence(dag, settings.airflow_version, settings.create_cron_data_intervals)
-            if not isinstance(rec, Recurrence):
+            rec = catching_up(dag, settings.airflow_version, settings.create_cron_data_intervals)
+            if rec is None:
                 continue
             runs = count_runs(rec, start, min(end, context.now))
             if runs > settings.max_catchup_runs:
