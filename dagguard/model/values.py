@@ -154,12 +154,7 @@ class Evaluator:
         complete = True
         for element in node.elements:
             if isinstance(element, cst.StarredDictElement):
-                merged = self.static_dict(element.value, depth + 1)
-                if merged is None:
-                    complete = False
-                    continue
-                entries.update(merged.entries)
-                complete = complete and merged.complete
+                complete = self._merge_into(entries, element.value, depth) and complete
                 continue
             key = self.value(element.key, depth + 1)
             if not isinstance(key, str):
@@ -209,23 +204,19 @@ class Evaluator:
         entries: dict[str, DictEntry] = {}
         complete = True
         for arg in node.args:
-            if arg.star == "**":
-                merged = self.static_dict(arg.value, depth + 1)
-                if merged is None:
-                    complete = False
-                else:
-                    entries.update(merged.entries)
-                    complete = complete and merged.complete
-            elif arg.keyword is not None:
+            if arg.keyword is not None:
                 entries[arg.keyword.value] = DictEntry(arg.keyword, arg.value, self.value(arg.value, depth + 1))
-            else:
-                base = self.static_dict(arg.value, depth + 1)
-                if base is None:
-                    complete = False
-                else:
-                    entries.update(base.entries)
-                    complete = complete and base.complete
+            else:  # dict(**BASE) or dict(BASE)
+                complete = self._merge_into(entries, arg.value, depth) and complete
         return StaticDict(entries, complete)
+
+    def _merge_into(self, entries: dict[str, DictEntry], expr: cst.BaseExpression, depth: int) -> bool:
+        """Add a static dict's entries; False when it is not (entirely) static."""
+        merged = self.static_dict(expr, depth + 1)
+        if merged is None:
+            return False
+        entries.update(merged.entries)
+        return merged.complete
 
     def _binary(self, node: cst.BinaryOperation, depth: int) -> Any:
         left = self.value(node.left, depth + 1)
