@@ -15,6 +15,7 @@ from typing import Any, Iterator, Optional
 import libcst as cst
 
 from dagguard.model.dags import DagModel, FileModel, TaskModel
+from dagguard.model.schedules import Recurrence, dag_recurrence
 from dagguard.model.python_tasks import CallableFacts, analyse_callable, formatted_text
 from dagguard.model.sql import ParsedSql, dialect_for, parse_sql
 from dagguard.model.templates import Template, analyse_template, display
@@ -291,6 +292,13 @@ def _has_unknown(value: Any) -> bool:
     if isinstance(value, StaticDict):
         return not value.complete or any(_has_unknown(e.value) for e in value.entries.values())
     return False
+
+
+def runs_on_a_clock(dag: DagModel, airflow_version: str, create_cron_data_intervals: bool) -> bool:
+    """Does the DAG run on a recurring clock schedule, so that its runs stand for intervals
+    that get re-run and backfilled? False for None, @once, assets, and unknown schedules."""
+    rec = dag_recurrence(dag, airflow_version, create_cron_data_intervals)
+    return isinstance(rec, Recurrence)
 
 
 def file_task_ios(file: FileModel, path: Path) -> Iterator[TaskIO]:

@@ -6,7 +6,7 @@ from typing import Iterable, Optional
 
 from dagguard.model.dags import FileModel
 from dagguard.model.sql_facts import write_effects
-from dagguard.model.task_io import TaskIO, file_task_ios, readable
+from dagguard.model.task_io import TaskIO, file_task_ios, readable, runs_on_a_clock
 from dagguard.model.writes import matches_write_pattern, transfer_destination
 from dagguard.rules.base import Report, Rule, RuleContext
 
@@ -27,8 +27,10 @@ class WriteNotKeyedOnInterval(Rule):
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         reported: set[int] = set()
+        settings = context.settings
         for io in file_task_ios(file, context.path):
-            if io.keyed:
+            # Without a recurring schedule there is no interval to key on (manual, @once, assets).
+            if io.keyed or not runs_on_a_clock(io.dag, settings.airflow_version, settings.create_cron_data_intervals):
                 continue
             report = sql_write(file, io) or transfer_write(io) or python_write(io, context.settings.write_task_patterns)
             if report is not None and id(report.node) not in reported:

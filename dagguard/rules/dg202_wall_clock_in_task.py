@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from dagguard.model.dags import FileModel
-from dagguard.model.task_io import file_task_ios
+from dagguard.model.task_io import file_task_ios, runs_on_a_clock
 from dagguard.rules.base import Report, Rule, RuleContext
 
 PYTHON_HELP = "use the run's data_interval_start / data_interval_end (or logical_date) from the context"
@@ -20,7 +20,11 @@ class WallClockInTask(Rule):
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         seen: set[int] = set()   # a callable or SQL constant shared by several tasks is reported once
+        settings = context.settings
         for io in file_task_ios(file, context.path):
+            # A manual or asset-triggered run may have no logical date: the clock is all it has.
+            if not runs_on_a_clock(io.dag, settings.airflow_version, settings.create_cron_data_intervals):
+                continue
             if io.callable is not None:
                 for read in io.callable.clock_reads:
                     if id(read.node) in seen:

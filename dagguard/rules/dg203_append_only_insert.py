@@ -6,7 +6,7 @@ from typing import Iterable, Optional
 
 from dagguard.model.dags import FileModel
 from dagguard.model.sql_facts import write_effects
-from dagguard.model.task_io import file_task_ios, readable
+from dagguard.model.task_io import file_task_ios, readable, runs_on_a_clock
 from dagguard.rules.base import Report, Rule, RuleContext
 
 HELP = ("delete the interval first in the same task (DELETE FROM ... WHERE ts >= '{{ data_interval_start }}' "
@@ -22,7 +22,11 @@ class AppendOnlyInsert(Rule):
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         seen: set[tuple[int, int]] = set()
+        settings = context.settings
         for io in file_task_ios(file, context.path):
+            # One-off DAGs (None, @once, assets) append by design: each run brings new rows.
+            if not runs_on_a_clock(io.dag, settings.airflow_version, settings.create_cron_data_intervals):
+                continue
             cleared: set[Optional[str]] = set()
             for position, (source, statement) in enumerate(io.statements()):
                 if statement is None or statement.tree is None:

@@ -26,7 +26,7 @@ def test_incident_dag_gets_dg201_and_dg202_and_its_fixed_twin_nothing(repo_root)
 def test_findings_point_at_the_sql_string(tmp_path):
     found = lint(tmp_path, SQL_OP + """\
 from airflow.sdk import DAG
-with DAG("d", schedule=None):
+with DAG("d", schedule="@daily"):
     SQLExecuteQueryOperator(
         task_id="t",
         conn_id="c",
@@ -41,7 +41,7 @@ with DAG("d", schedule=None):
 def test_one_finding_per_offending_statement_and_noqa(tmp_path):
     found = lint(tmp_path, SQL_OP + """\
 from airflow.sdk import DAG
-with DAG("d", schedule=None):
+with DAG("d", schedule="@daily"):
     SQLExecuteQueryOperator(task_id="a", sql="INSERT INTO t VALUES (1); INSERT INTO t VALUES (2)")
     SQLExecuteQueryOperator(task_id="b", sql="INSERT INTO u VALUES (1)")  # noqa: DG203
 """)
@@ -64,7 +64,7 @@ def test_write_task_patterns_setting(tmp_path):
     code = """\
 from airflow.sdk import DAG, task
 from vendor import client
-with DAG("d", schedule=None):
+with DAG("d", schedule="@daily"):
     @task
     def ship_orders():
         client.put_item({"id": 1})
@@ -79,7 +79,7 @@ def test_transfer_operators(tmp_path):
 from airflow.sdk import DAG
 from airflow.providers.amazon.aws.transfers.s3_to_redshift import S3ToRedshiftOperator
 from airflow.providers.google.cloud.transfers.gcs_to_bigquery import GCSToBigQueryOperator
-with DAG("d", schedule=None):
+with DAG("d", schedule="@daily"):
     S3ToRedshiftOperator(task_id="append", s3_bucket="b", s3_key="orders.csv", schema="s", table="orders")
     S3ToRedshiftOperator(task_id="replace", s3_bucket="b", s3_key="orders.csv", schema="s", table="orders",
                          method="REPLACE")
@@ -102,7 +102,7 @@ from airflow.sdk import DAG
 from airflow.providers.standard.operators.python import PythonOperator
 def stamp():
     return datetime.now().isoformat()
-with DAG("d", schedule=None):
+with DAG("d", schedule="@daily"):
     PythonOperator(task_id="a", python_callable=stamp)
     PythonOperator(task_id="b", python_callable=stamp)
 """
@@ -113,7 +113,7 @@ def test_fstring_sql_is_read_but_its_python_parts_count_as_keyed(tmp_path):
     code = SQL_OP + """\
 from airflow.sdk import DAG
 TABLE = "analytics.orders"
-with DAG("d", schedule=None):
+with DAG("d", schedule="@daily"):
     SQLExecuteQueryOperator(task_id="t", sql=f"INSERT INTO {TABLE} SELECT * FROM raw WHERE d = CURRENT_DATE")
 """
     found = lint(tmp_path, code)
@@ -126,7 +126,7 @@ def test_staging_files_are_not_writes(tmp_path):
     code = """\
 import tempfile
 from airflow.sdk import DAG, task
-with DAG("d", schedule=None):
+with DAG("d", schedule="@daily"):
     @task
     def export_a(df):
         df.to_csv("/tmp/orders.csv")
@@ -159,9 +159,27 @@ def test_sql_file_next_to_the_dag(tmp_path):
     (tmp_path / "load.sql").write_text("INSERT INTO t SELECT * FROM s WHERE d BETWEEN '{{ ds }}' AND '{{ next_ds }}'")
     found = lint(tmp_path, SQL_OP + """\
 from airflow.sdk import DAG
-with DAG("d", schedule=None):
+with DAG("d", schedule="@daily"):
     SQLExecuteQueryOperator(task_id="t", sql="load.sql")
     SQLExecuteQueryOperator(task_id="gone", sql="not_there.sql")
 """)
     assert sorted(set(codes(found)) & {"DG203", "DG204", "DG205"}) == ["DG203", "DG204", "DG205"]
     assert all("'gone'" not in f.message for f in found)
+
+
+def test_dags_without_a_recurring_schedule_are_not_judged(tmp_path):
+    body = """\
+from datetime import datetime
+from airflow.sdk import DAG, Asset, task
+from airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator
+with DAG("d", schedule=SCHEDULE):
+    SQLExecuteQueryOperator(task_id="seed", sql="INSERT INTO t SELECT * FROM s WHERE d = CURRENT_DATE")
+    @task
+    def stamp():
+        return datetime.now().isoformat()
+    stamp()
+"""
+    for schedule in ("None", '"@once"', '[Asset("s3://b/k")]', "get_schedule()"):
+        found = lint(tmp_path, body.replace("SCHEDULE", schedule))
+        assert not set(codes(found)) & {"DG201", "DG202", "DG203"}, schedule
+    assert {"DG201", "DG202", "DG203"} <= set(codes(lint(tmp_path, body.replace("SCHEDULE", '"@daily"'))))
