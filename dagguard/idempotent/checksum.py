@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import date, datetime, time, timezone
+from datetime import date, datetime, time, timedelta, timezone
 from decimal import Decimal
-from typing import Any
+from typing import Any, Sequence
 
 from dagguard.idempotent.batch import Batch
 
 _MODULUS = 1 << 128
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MICROSECOND = timedelta(microseconds=1)
+_since_epoch = datetime.__sub__
 
 
 def _canonical(value: Any) -> Any:
@@ -18,7 +23,9 @@ def _canonical(value: Any) -> Any:
         return json.dumps(value, sort_keys=True, default=str)
     if isinstance(value, datetime):
         if value.tzinfo is not None:
-            value = value.astimezone(timezone.utc)
+            # One instant, one value, whatever the zone or the class (pendulum's subtraction
+            # returns its own Interval type, so use datetime's).
+            return _since_epoch(value, _EPOCH) // _MICROSECOND
         return value.isoformat()
     if isinstance(value, (date, time)):
         return value.isoformat()
@@ -31,8 +38,18 @@ def _canonical(value: Any) -> Any:
     return value
 
 
-# Values whose repr is already canonical and stable across engines.
-_PLAIN = (int, str, bool, type(None))
+# Values whose repr is already canonical and stable across runs.
+_PLAIN = frozenset((int, str, bool, float, type(None)))
+
+
+def _canonical_column(values: tuple[Any, ...]) -> Sequence[Any]:
+    # Most columns hold only plain values: leave them alone, which is most of the speed.
+    kinds = set(map(type, values))
+    if kinds <= _PLAIN and float not in kinds:
+        return values
+    if kinds == {datetime} and all(v.tzinfo is timezone.utc for v in values):
+        return [_since_epoch(v, _EPOCH) // _MICROSECOND for v in values]
+    return [_canonical(v) for v in values]
 
 
 def batch_checksum(batch: Batch) -> str:
@@ -40,11 +57,12 @@ def batch_checksum(batch: Batch) -> str:
     order = sorted(range(len(batch.columns)), key=lambda i: batch.columns[i])
     names = [batch.columns[i] for i in order]
     blake2b = hashlib.blake2b
+    columns = list(zip(*batch.rows)) if batch.rows else []
+    canonical = [_canonical_column(columns[i]) for i in order] if columns else []
     total = 0
-    for row in batch.rows:
-        # A sum of per-row digests (not a sort) keeps this linear; a sum, not XOR, so that a
-        # duplicated row still changes the checksum.
-        values = [row[i] if type(row[i]) in _PLAIN else _canonical(row[i]) for i in order]
-        total += int.from_bytes(blake2b(repr(values).encode(), digest_size=16).digest(), "big")
+    # A sum of per-row digests (not a sort) keeps this linear; a sum, not XOR, so that a
+    # duplicated row still changes the checksum.
+    for row in zip(*canonical):
+        total += int.from_bytes(blake2b(repr(row).encode(), digest_size=16).digest(), "big")
     header = int.from_bytes(blake2b(json.dumps(names).encode(), digest_size=16).digest(), "big")
     return f"{len(batch.rows)}:{(total + header) % _MODULUS:032x}"

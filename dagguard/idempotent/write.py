@@ -149,6 +149,10 @@ def _check_target(engine: Engine, spec: WriteSpec, batch: Batch) -> dict[str, st
     return target_columns
 
 
+def _has_null(batch: Batch, at: int) -> bool:
+    return any(row[at] is None for row in batch.rows)
+
+
 def _naive_utc(batch: Batch, column: str) -> Batch:
     # A TIMESTAMP WITHOUT TIME ZONE column would otherwise convert aware values through the
     # session's time zone; storing UTC wall time keeps the interval filter exact.
@@ -180,8 +184,8 @@ def _write_in_transaction(engine: Engine, spec: WriteSpec, batch: Batch, interva
         staging = engine.create_staging(spec.table, batch.columns)
         engine.load_staging(staging, batch)
         engine.index_staging(staging, spec.unique_key)
-    nullable = frozenset(k for k in spec.unique_key if k in batch.columns and any(
-        row[batch.index(k)] is None for row in batch.rows))
+    nullable = frozenset(k for k in spec.unique_key if k in batch.columns
+                         and _has_null(batch, batch.index(k)))
     plan_input = strategies.PlanInput(
         strategy=spec.strategy, target=spec.table, staging=staging, columns=batch.columns,
         time_column=spec.time_column, unique_key=spec.unique_key, nullable_keys=nullable,

@@ -100,3 +100,19 @@ def test_cli_rejects_an_unknown_format(db):
 def test_password_is_not_echoed():
     result = _cli("--conn", "postgresql://u:secret@127.0.0.1:1/x")
     assert result.exit_code == 2 and "secret" not in result.stderr
+
+
+def test_checksum_is_the_same_for_one_instant_in_any_zone_or_class():
+    from datetime import datetime, timedelta, timezone
+
+    import pendulum
+
+    from dagguard.idempotent.batch import Batch
+    from dagguard.idempotent.checksum import batch_checksum
+
+    instants = [pendulum.datetime(2026, 1, 1, 5), datetime(2026, 1, 1, 5, tzinfo=timezone.utc),
+                datetime(2026, 1, 1, 6, tzinfo=timezone(timedelta(hours=1)))]
+    sums = {batch_checksum(Batch(("k", "ts"), ((1, ts), (2, instants[0])))) for ts in instants}
+    assert len(sums) == 1
+    assert batch_checksum(Batch(("ts", "k"), ((instants[1], 1), (instants[0], 2)))) in sums
+    assert batch_checksum(Batch(("k", "ts"), ((1, instants[0]),))) not in sums
