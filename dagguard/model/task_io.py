@@ -21,7 +21,10 @@ from dagguard.model.sql import ParsedSql, dialect_for, parse_sql
 from dagguard.model.templates import Template, analyse_template, display
 from dagguard.model.values import UNKNOWN, Evaluator, StaticDict
 
-SQL_ARGUMENTS = ("sql", "query", "hql", "select_query", "sql_query")
+SQL_ARGUMENTS = ("sql", "query", "hql", "select_query", "sql_query", "source_sql")
+# dagguard's own operator: writes the interval with MERGE/replace, idempotent by construction.
+IDEMPOTENT_OPERATORS = frozenset({"dagguard.idempotent.IntervalMergeOperator",
+                                  "dagguard.idempotent.operators.IntervalMergeOperator"})
 SQL_FILE_SUFFIXES = (".sql", ".hql")
 MAX_SQL_FILE_BYTES = 1024 * 1024
 # Arguments that never carry data, a destination or its key: their values don't matter here.
@@ -97,6 +100,8 @@ class TaskIO:
     def keyed(self) -> bool:
         """The task's output may depend on the run's interval (or it is unknowable)."""
         if self.templated_interval or self.unknown_macros or self.unknown_data:
+            return True
+        if self.task.operator in IDEMPOTENT_OPERATORS:
             return True
         facts = self.callable
         return facts is not None and (facts.uses_interval or facts.idempotent_helper)
@@ -190,8 +195,7 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
                 unknown = True
     facts = None
     if task.callable is not None and task.callable_scope is not None:
-        explicit = frozenset(a.keyword.value for a in task.node.args if a.keyword is not None) \
-            if task.kind == "taskflow" and isinstance(task.node, cst.Call) else frozenset()
+        explicit = _explicit_parameters(task)
         facts = analyse_callable(task.callable, task.callable_scope, file.module, explicit, _names(file))
         for call in facts.sql:
             if call.text is None:
@@ -201,6 +205,17 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
                 sql.append(SqlSource(call.node, CALLABLE_ORIGIN, template,
                                      parse_sql(template.text, dialect)))
     return TaskIO(task, dag, tuple(strings), tuple(sql), facts, unknown)
+
+
+def _explicit_parameters(task: TaskModel) -> frozenset[str]:
+    """Callable parameters the task passes itself (so they are not context lookups): a TaskFlow
+    call's keywords, a PythonOperator's op_kwargs keys."""
+    if task.kind == "taskflow" and isinstance(task.node, cst.Call):
+        return frozenset(a.keyword.value for a in task.node.args if a.keyword is not None)
+    op_kwargs = task.args.get("op_kwargs")
+    if op_kwargs is not None and isinstance(op_kwargs.value, StaticDict):
+        return frozenset(op_kwargs.value.entries)
+    return frozenset()
 
 
 def _sql_sources(file: FileModel, name: str, node: cst.BaseExpression, value: Any,

@@ -210,3 +210,42 @@ def test_jinja_and_sqlglot_are_imported_only_when_needed(tmp_path):
             "print('jinja2' in sys.modules, 'sqlglot' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_op_kwargs_keys_are_not_context_lookups():
+    io = one("""
+        def report(execution_date):
+            return execution_date
+        with DAG("d", schedule=None):
+            PythonOperator(task_id="r", python_callable=report, op_kwargs={"execution_date": "{{ logical_date }}"})
+    """)
+    assert io.callable.removed_lookups == ()
+
+
+def test_dagguard_helpers_count_as_keyed():
+    operator = one("""
+        from dagguard.idempotent import IntervalMergeOperator
+        with DAG("d", schedule=None):
+            IntervalMergeOperator(task_id="m", conn_id="w", source_sql="SELECT * FROM s",
+                                  target_table="t", time_column="ts")
+    """)
+    helper = one("""
+        from dagguard.idempotent import write_interval, interval_from_context
+        with DAG("d", schedule=None):
+            @task
+            def load_rows(**context):
+                write_interval("warehouse", "t", [{"id": 1}], interval_from_context(context))
+            load_rows()
+    """)
+    decorated = one("""
+        from dagguard.idempotent import idempotent_write
+        with DAG("d", schedule=None):
+            @task
+            @idempotent_write(conn_id="w", table="t", time_column="ts")
+            def load_rows():
+                return [{"id": 1}]
+            load_rows()
+    """)
+    assert operator.keyed and [s.origin for s in operator.sql] == ["source_sql"]
+    assert helper.keyed and helper.callable.idempotent_helper
+    assert decorated.keyed and decorated.callable.idempotent_helper
