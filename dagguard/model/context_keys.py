@@ -60,5 +60,3 @@ CONTEXT_KEYS = frozenset({
     "True", "False", "None",
 }) | frozenset(REMOVED_KEYS) | INTERVAL_KEYS
 
-# Airflow macros that transform an interval value and keep it interval-derived.
-INTERVAL_MACROS = frozenset({"ds_add", "ds_format", "ds_format_locale", "datetime_diff_for_humans"})

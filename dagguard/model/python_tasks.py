@@ -20,7 +20,7 @@ import libcst as cst
 from dagguard.model.context_keys import INTERVAL_KEYS, REMOVED_KEYS
 from dagguard.model.scope import ConstantBinding, FunctionBinding, Scope, function_scope
 from dagguard.model.templates import analyse_template, has_jinja
-from dagguard.model.values import UNKNOWN, WALL_CLOCK_FUNCTIONS, Evaluator
+from dagguard.model.values import WALL_CLOCK_FUNCTIONS, Evaluator
 
 CLOCK_FUNCTIONS = (WALL_CLOCK_FUNCTIONS - {"airflow.utils.dates.days_ago"}) | frozenset({
     "time.time_ns", "pendulum.utcnow", "airflow.utils.timezone.now", "airflow.sdk.timezone.now",
@@ -206,9 +206,13 @@ class _Analysis:
                     writes.append(write)
                 inner = self._helper(node)
                 if inner is not None:
+                    # The helper runs here: its SQL comes at this point of the task's order.
                     uses_interval = uses_interval or inner.uses_interval
                     helper = helper or inner.idempotent_helper
+                    write_like = write_like or inner.write_like_calls
                     writes.extend(inner.writes)
+                    clock.extend(inner.clock_reads)
+                    sql.extend(inner.sql)
         if uses_tempfile:
             # Local files in a temporary folder are staging, not the task's output.
             writes = [w for w in writes if not w.what.startswith(("open(", ".to_"))]
@@ -528,6 +532,3 @@ def formatted_text(node: cst.BaseExpression, scope: Scope, module: cst.Module,
             return None
     return "".join(out)
 
-
-def is_unknown(value: object) -> bool:
-    return value is UNKNOWN

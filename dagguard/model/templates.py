@@ -11,13 +11,10 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator, Optional
+from typing import Any, Iterator, Optional
 
-from dagguard.model.context_keys import (CONTEXT_KEYS, END_KEYS, INTERVAL_KEYS, INTERVAL_MACROS,
+from dagguard.model.context_keys import (CONTEXT_KEYS, END_KEYS, INTERVAL_KEYS,
                                          INTERVAL_OWNERS, REMOVED_KEYS, SAME_INSTANT_START_KEYS)
-
-if TYPE_CHECKING:
-    from jinja2 import nodes
 
 PLACEHOLDER = re.compile(r"__dgt_[0-9a-f]{10}__")
 # Attributes of dag_run/ti that Airflow 3 removed along with the context keys.
@@ -224,7 +221,3 @@ def display(text: str, templates: "list[Template]", extra: Optional[dict[str, st
             names[expr.token] = "{{ " + expr.source + " }}"
     return PLACEHOLDER.sub(lambda m: names.get(m.group(0), "{...}"), text)
 
-
-def interval_keys_in(text: str) -> bool:
-    """Does a templated string depend on the run's interval?"""
-    return analyse_template(text).interval

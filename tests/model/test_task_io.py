@@ -249,3 +249,21 @@ def test_dagguard_helpers_count_as_keyed():
     assert operator.keyed and [s.origin for s in operator.sql] == ["source_sql"]
     assert helper.keyed and helper.callable.idempotent_helper
     assert decorated.keyed and decorated.callable.idempotent_helper
+
+
+def test_same_file_helpers_are_followed_in_order():
+    io = one("""
+        def clean(cursor):
+            cursor.execute("DELETE FROM t")
+        def stamp():
+            return datetime.datetime.utcnow()
+        with DAG("d", schedule=None):
+            @task
+            def load(cursor):
+                clean(cursor)
+                cursor.execute("INSERT INTO t VALUES (1)")
+                return stamp()
+            load(1)
+    """)
+    assert [s.template.text for s in io.sql] == ["DELETE FROM t", "INSERT INTO t VALUES (1)"]
+    assert [r.name for r in io.callable.clock_reads] == ["datetime.datetime.utcnow()"]
