@@ -119,8 +119,12 @@ def _split(text: str, dialect: Optional[str]) -> Optional[list[tuple[str, list[A
     return chunks
 
 
+MAX_STATEMENT_CHARS = 200_000  # a generated multi-megabyte INSERT is data, not a query worth parsing
+
+
 def _statement(chunk: str, tokens: list[Any], dialect: Optional[str]) -> Statement:
-    return Statement(chunk, _parse_one(chunk, dialect), _wall_clock_tokens(tokens))
+    tree = _parse_one(chunk, dialect) if len(chunk) <= MAX_STATEMENT_CHARS else None
+    return Statement(chunk, tree, _wall_clock_tokens(tokens))
 
 
 def _parse_one(chunk: str, dialect: Optional[str]) -> Optional["exp.Expression"]:

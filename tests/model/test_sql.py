@@ -115,3 +115,9 @@ def test_inclusive_end_bounds(sql, count):
 ])
 def test_empty_trigger_ranges(sql, count):
     assert len(bounds(sql, empty_trigger_ranges)) == count
+
+
+def test_huge_statements_are_not_parsed():
+    sql = "INSERT INTO t VALUES " + ", ".join(["(1, 'x')"] * 30_000)
+    (statement,) = parse_sql(sql).statements
+    assert statement.tree is None

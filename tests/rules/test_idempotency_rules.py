@@ -183,3 +183,14 @@ with DAG("d", schedule=SCHEDULE):
         found = lint(tmp_path, body.replace("SCHEDULE", schedule))
         assert not set(codes(found)) & {"DG201", "DG202", "DG203"}, schedule
     assert {"DG201", "DG202", "DG203"} <= set(codes(lint(tmp_path, body.replace("SCHEDULE", '"@daily"'))))
+
+
+def test_write_pattern_matching_is_by_word():
+    from dagguard.model.writes import matches_write_pattern
+
+    patterns = ("export", "load", "push", "*_out")
+    assert matches_write_pattern("export_orders", patterns)
+    assert matches_write_pattern("s3Upload", ("upload",))
+    assert matches_write_pattern("orders_out", patterns)
+    assert not matches_write_pattern("download_file", patterns)
+    assert not matches_write_pattern("xcompusher"[:4], patterns)
