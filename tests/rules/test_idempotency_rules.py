@@ -193,4 +193,4 @@ def test_write_pattern_matching_is_by_word():
     assert matches_write_pattern("s3Upload", ("upload",))
     assert matches_write_pattern("orders_out", patterns)
     assert not matches_write_pattern("download_file", patterns)
-    assert not matches_write_pattern("xcompusher"[:4], patterns)
+    assert not matches_write_pattern("reload_config", patterns)
