@@ -112,6 +112,7 @@ class CallableFacts:
     idempotent_helper: bool          # uses dagguard.idempotent, idempotent by construction
     returns_value: bool
     write_like_calls: bool           # calls a method named like a write (insert_rows_json, put_item...)
+    jinja_strings: tuple[tuple[cst.CSTNode, str], ...] = ()   # string literals holding Jinja
 
 
 def analyse_callable(function: cst.FunctionDef, scope: Scope, module: cst.Module,
@@ -166,6 +167,7 @@ class _Analysis:
                      for d in self.function.decorators)
         returns_value = False
         write_like = False
+        jinja: list[tuple[cst.CSTNode, str]] = []
         uses_tempfile = False
         for node in self.nodes:
             if isinstance(node, cst.Return) and node.value is not None:
@@ -174,8 +176,10 @@ class _Analysis:
                 uses_interval = True
             elif isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
                 text = node.evaluated_value if isinstance(node, cst.SimpleString) else None
-                if isinstance(text, str) and has_jinja(text) and analyse_template(text).interval:
-                    uses_interval = True
+                if isinstance(text, str) and has_jinja(text):
+                    jinja.append((node, text))
+                    if analyse_template(text).interval:
+                        uses_interval = True
             elif isinstance(node, cst.Name) and node.value in context_names:
                 lookup = self._context_lookup(node)
                 if lookup is None:
@@ -217,7 +221,7 @@ class _Analysis:
             # Local files in a temporary folder are staging, not the task's output.
             writes = [w for w in writes if not w.what.startswith(("open(", ".to_"))]
         return CallableFacts(tuple(clock), tuple(writes), tuple(sql), tuple(removed), uses_interval,
-                             helper, returns_value, write_like)
+                             helper, returns_value, write_like, tuple(jinja))
 
     def _context_names(self, params: dict[str, cst.CSTNode]) -> frozenset[str]:
         """Names holding the context: **kwargs and results of get_current_context()."""

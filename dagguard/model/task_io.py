@@ -44,6 +44,7 @@ NON_DATA_ARGUMENTS = frozenset({
     "reschedule", "ignore_downstream_trigger_rules",
 })
 _CACHE_KEY = "task_io"
+RENDERED_RETURN_DECORATORS = (".task.bash",)
 CALLABLE_ORIGIN = "a query in the callable"
 
 
@@ -197,6 +198,10 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
     if task.callable is not None and task.callable_scope is not None:
         explicit = _explicit_parameters(task)
         facts = analyse_callable(task.callable, task.callable_scope, file.module, explicit, _names(file))
+        if task.kind == "taskflow" and (task.operator or "").endswith(RENDERED_RETURN_DECORATORS):
+            # @task.bash renders the command its function returns as a template.
+            strings.extend(TemplatedString(node, "the returned command", _template(file, text))
+                           for node, text in facts.jinja_strings)
         for call in facts.sql:
             if call.text is None:
                 sql.append(SqlSource(call.node, CALLABLE_ORIGIN, None, None))

@@ -194,3 +194,16 @@ def test_write_pattern_matching_is_by_word():
     assert matches_write_pattern("orders_out", patterns)
     assert not matches_write_pattern("download_file", patterns)
     assert not matches_write_pattern("reload_config", patterns)
+
+
+def test_task_bash_return_value_is_a_template(tmp_path):
+    code = """\
+from airflow.sdk import DAG, task
+with DAG("d", schedule="@daily"):
+    @task.bash
+    def report():
+        return "make report DATE={{ execution_date | ds }}"
+    report()
+"""
+    (finding,) = only(lint(tmp_path, code), "DG205")
+    assert "in the returned command" in finding.message
