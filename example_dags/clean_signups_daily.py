@@ -2,13 +2,14 @@
 data interval through dagguard's idempotent helper."""
 
 import pendulum
-from airflow.sdk import dag, task
+from airflow.sdk import CronDataIntervalTimetable, dag, task
 
 from dagguard.idempotent import idempotent_write
 
 
 @dag(
-    schedule="@daily",
+    # A data-interval timetable: Airflow 3's plain "@daily" gives runs an empty interval.
+    schedule=CronDataIntervalTimetable("0 0 * * *", timezone="UTC"),
     start_date=pendulum.datetime(2026, 11, 1, tz="UTC"),
     catchup=False,
     max_active_runs=1,

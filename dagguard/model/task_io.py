@@ -102,10 +102,16 @@ class TaskIO:
         """The task's output may depend on the run's interval (or it is unknowable)."""
         if self.templated_interval or self.unknown_macros or self.unknown_data:
             return True
+        if self.uses_dagguard_helper:
+            return True
+        return self.callable is not None and self.callable.uses_interval
+
+    @property
+    def uses_dagguard_helper(self) -> bool:
+        """Does the task write through dagguard.idempotent (which needs a non-empty interval)?"""
         if self.task.operator in IDEMPOTENT_OPERATORS:
             return True
-        facts = self.callable
-        return facts is not None and (facts.uses_interval or facts.idempotent_helper)
+        return self.callable is not None and self.callable.idempotent_helper
 
     def statements(self) -> Iterator[tuple[SqlSource, Any]]:
         """(source, Statement) in execution order; Statement None for SQL that is not static."""

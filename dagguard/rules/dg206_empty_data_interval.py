@@ -49,6 +49,16 @@ class EmptyDataInterval(Rule):
                 continue
             for task in dag.tasks:
                 io = task_io(file, dag, task, context.path)
+                if io.uses_dagguard_helper:
+                    yield Report(
+                        node=task.node,
+                        message=f"{io.label} writes through dagguard.idempotent, but {dag.label} is scheduled "
+                                f"{schedule}, a trigger timetable on Airflow 3 whose runs have an empty data "
+                                "interval; every run raises EmptyIntervalError and writes nothing",
+                        help=HELP,
+                        dag=dag,
+                    )
+                    continue
                 found = next(((source, bound) for source, statement in io.statements()
                               if statement is not None and statement.tree is not None
                               for bound in empty_trigger_ranges(statement.tree, io.lookup)), None)
