@@ -317,3 +317,19 @@ def test_a_target_named_like_a_one_letter_alias_is_safe(db):
     finally:
         conn.close()
     assert db.rows("s") == [(2, at(1, 2), "B")]
+
+
+def test_a_constraint_violation_rolls_back_without_retrying(db):
+    import time
+
+    db.create("events", "k INTEGER PRIMARY KEY, ts {ts}, v TEXT")
+    _write(db, events((1, at(2, 1), "day2")), interval=DAY2)
+    _write(db, events((2, at(1, 1), "kept")))
+    before = db.rows()
+    started = time.monotonic()
+    # Key 1 lives in another interval: the insert breaks the primary key, nothing changes.
+    with pytest.raises(Exception) as info:
+        _write(db, events((1, at(1, 2), "clash"), (3, at(1, 3), "new")))
+    assert time.monotonic() - started < 5
+    assert "ConcurrentWriteError" not in type(info.value).__name__
+    assert db.rows() == before
