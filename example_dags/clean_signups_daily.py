@@ -1,10 +1,10 @@
-"""A DAG dagguard has nothing to say about: bounded scheduling, and a write keyed on the run's
-data interval through dagguard's idempotent helper."""
+"""A DAG dagguard has nothing to say about: bounded scheduling, and writes keyed on the run's
+data interval through dagguard's idempotent helpers, the decorator and the operator."""
 
 import pendulum
 from airflow.sdk import CronDataIntervalTimetable, dag, task
 
-from dagguard.idempotent import idempotent_write
+from dagguard.idempotent import IntervalMergeOperator, idempotent_write
 
 
 @dag(
@@ -25,7 +25,18 @@ def signups_daily():
 
         return fetch_signups(data_interval_start, data_interval_end)
 
-    export_signups()
+    # SQL-to-table inside the warehouse: MERGE exactly the run's interval into the target.
+    load_orders = IntervalMergeOperator(
+        task_id="load_orders",
+        conn_id="warehouse",
+        source_sql="SELECT order_id, created_at, amount FROM raw.orders "
+                   "WHERE created_at >= %(start)s AND created_at < %(end)s",
+        target_table="analytics.orders",
+        time_column="created_at",
+        unique_key=["order_id"],
+    )
+
+    export_signups() >> load_orders
 
 
 signups_daily()
