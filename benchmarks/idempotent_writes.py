@@ -1,0 +1,459 @@
+"""Cost of dagguard.idempotent's writes next to a plain bulk insert, per engine.
+
+Each engine gets a table that already holds one interval of ``--rows`` rows (2026-01-01), and
+the benchmark writes another interval of ``--rows`` rows (2026-01-02) into it:
+
+* ``plain``: the best plain append path of that engine for the same input (SQLite
+  ``executemany``, DuckDB ``INSERT ... SELECT`` from the Arrow table, PostgreSQL ``COPY``),
+  in one transaction. Every ratio is a time divided by this one, measured in the same run.
+* each strategy (replace, merge, overwrite_partition) through ``write_interval``:
+  ``first`` (the interval is absent), ``unchanged`` (the interval already holds exactly these
+  rows), ``changed`` (it holds them with other values in ``--changed-fraction`` of the rows).
+
+Every timed run starts from a fresh copy of a prepared database (a file copy for SQLite and
+DuckDB, ``CREATE DATABASE ... TEMPLATE`` for PostgreSQL), so no run sees another's garbage;
+preparing and copying are not timed. Cases are interleaved across the ``--runs`` repeats and
+the best time of each is reported, because the machine may be shared.
+
+    python benchmarks/idempotent_writes.py                       # 1,000,000 rows, 3 runs
+    python benchmarks/idempotent_writes.py --rows 50000 --runs 1 # a quick look
+    python benchmarks/idempotent_writes.py --engines duckdb --input tuples
+
+PostgreSQL is a throwaway cluster started by this script (tests/support/postgres.py); an
+engine whose driver or server is missing is skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import platform
+import shutil
+import sqlite3
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT))
+
+from dagguard.idempotent import Interval, write_interval  # noqa: E402
+from dagguard.idempotent.engines import engine_for  # noqa: E402
+from dagguard.idempotent.ledger import ensure_ledger  # noqa: E402
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+UTC = timezone.utc
+OTHER = Interval(datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 1, 2, tzinfo=UTC))
+TARGET = Interval(datetime(2026, 1, 2, tzinfo=UTC), datetime(2026, 1, 3, tzinfo=UTC))
+STRATEGIES = ("replace", "merge", "overwrite_partition")
+SCENARIOS = ("first", "unchanged", "changed")
+# The issue's targets, as ratios to the plain bulk insert.
+TARGETS = {"first": 1.5, "unchanged": 1.0, "changed": 2.0}
+COLUMNS = ("k", "ts", "ds", "v", "amount")
+TABLE = "events"
+
+# Same logical table everywhere. SQLite and PostgreSQL carry the indexes such a table has in
+# production (the key, and the time column the interval filters on); DuckDB relies on its
+# zone maps, since an ART index slows its bulk loads several times over.
+SCHEMAS = {
+    "sqlite": [f"CREATE TABLE {TABLE} (k INTEGER NOT NULL, ts TEXT NOT NULL, ds TEXT, v TEXT, amount REAL)",
+               f"CREATE UNIQUE INDEX {TABLE}_k ON {TABLE} (k)",
+               f"CREATE INDEX {TABLE}_ts ON {TABLE} (ts)"],
+    "duckdb": [f"CREATE TABLE {TABLE} (k BIGINT NOT NULL, ts TIMESTAMPTZ NOT NULL, ds DATE, v VARCHAR, "
+               f"amount DOUBLE)"],
+    "postgres": [f"CREATE TABLE {TABLE} (k bigint PRIMARY KEY, ts timestamptz NOT NULL, ds date, v text, "
+                 f"amount double precision)",
+                 f"CREATE INDEX {TABLE}_ts ON {TABLE} (ts)"],
+}
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """The rows of both intervals in the benchmarked input form."""
+
+    other: Any
+    target: Any
+    changed: Any
+    form: str  # "arrow" or "tuples"
+
+    def rows_kwargs(self) -> dict[str, Any]:
+        """The `columns=` argument write_interval needs for tuples."""
+        return {"columns": list(COLUMNS)} if self.form == "tuples" else {}
+
+
+def make_rows(interval: Interval, first_key: int, count: int, changed_fraction: float,
+              ) -> list[tuple[Any, ...]]:
+    """`count` rows spread over the interval; `changed_fraction` of them with other values."""
+    step = (interval.end - interval.start) / count
+    ds = interval.start.date()
+    changed_every = round(1 / changed_fraction) if changed_fraction else 0
+    rows = []
+    for i in range(count):
+        bump = 1 if changed_every and i % changed_every == 0 else 0
+        rows.append((first_key + i, interval.start + step * i, ds, f"value {i + bump}", i * 0.25 + bump))
+    return rows
+
+
+def to_arrow(rows: list[tuple[Any, ...]]) -> Any:
+    """The rows as a pyarrow Table with the types a DataFrame would give."""
+    import pyarrow as pa
+
+    columns = list(zip(*rows))
+    types = [pa.int64(), pa.timestamp("us", tz="UTC"), pa.date32(), pa.string(), pa.float64()]
+    return pa.table({name: pa.array(values, kind) for name, values, kind in zip(COLUMNS, columns, types)})
+
+
+def make_inputs(count: int, form: str, changed_fraction: float) -> Inputs:
+    """Both intervals' rows, and the target interval again with changed values."""
+    other = make_rows(OTHER, 0, count, 0)
+    target = make_rows(TARGET, count, count, 0)
+    changed = make_rows(TARGET, count, count, changed_fraction)
+    if form == "arrow":
+        return Inputs(to_arrow(other), to_arrow(target), to_arrow(changed), form)
+    return Inputs(other, target, changed, form)
+
+
+# -- plain bulk inserts: the baseline ---------------------------------------------------------
+
+def _sqlite_values(rows: Any, form: str) -> Iterator[tuple[Any, ...]]:
+    # Stored as dagguard stores them (UTC text with microseconds), so both write the same bytes.
+    if form == "arrow":
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        ts = pc.binary_join_element_wise(pc.strftime(rows["ts"], format="%Y-%m-%d %H:%M:%S"),
+                                         pa.scalar("+00:00"), "")
+        columns = [rows[c].to_pylist() if c != "ts" else ts.to_pylist() for c in COLUMNS]
+        columns[2] = [d.isoformat() for d in columns[2]]
+        return zip(*columns)
+    return ((k, ts.isoformat(" ", "microseconds"), ds.isoformat(), v, a) for k, ts, ds, v, a in rows)
+
+
+def plain_sqlite(conn: sqlite3.Connection, rows: Any, form: str) -> None:
+    """executemany in one transaction: SQLite's fastest path from Python."""
+    conn.execute("BEGIN")
+    conn.executemany(f"INSERT INTO {TABLE} VALUES (?, ?, ?, ?, ?)", _sqlite_values(rows, form))
+    conn.commit()
+
+
+def plain_duckdb(conn: Any, rows: Any, form: str) -> None:
+    """INSERT ... SELECT from the Arrow table (tuples are turned into one first)."""
+    table = rows if form == "arrow" else to_arrow(rows)
+    conn.begin()
+    conn.register("plain_input", table)
+    conn.execute(f"INSERT INTO {TABLE} SELECT * FROM plain_input")
+    conn.unregister("plain_input")
+    conn.commit()
+
+
+def plain_postgres(conn: Any, rows: Any, form: str) -> None:
+    """COPY: CSV written by pyarrow for a table, psycopg's write_row for tuples."""
+    with conn.transaction(), conn.cursor() as cursor:
+        if form == "arrow":
+            import pyarrow.csv as pcsv
+
+            buffer = io.BytesIO()
+            pcsv.write_csv(rows, buffer, pcsv.WriteOptions(include_header=False, quoting_style="all_valid"))
+            with cursor.copy(f"COPY {TABLE} FROM STDIN (FORMAT csv)") as copy:
+                copy.write(buffer.getbuffer())
+        else:
+            with cursor.copy(f"COPY {TABLE} FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+
+
+# -- engines: prepare a database, copy it fresh for each timed run -----------------------------
+
+@dataclass
+class EngineRig:
+    """How to prepare, copy, open and bulk-load one engine."""
+
+    name: str
+    prepare: Callable[[str, list[Any]], None]  # template name, inputs to load
+    fresh: Callable[[str], Any]  # template name -> open connection to a fresh copy
+    discard: Callable[[Any], None]
+    plain: Callable[[Any, Any, str], None]
+    notes: list[str] = field(default_factory=list)
+
+
+def file_rig(name: str, workdir: Path, connect: Callable[[Path], Any],
+             plain: Callable[[Any, Any, str], None], form: str) -> EngineRig:
+    """SQLite or DuckDB: templates are files, a fresh copy is a file copy."""
+    def prepare(template: str, loads: list[Any]) -> None:
+        path = workdir / f"{template}.{name}"
+        path.unlink(missing_ok=True)
+        conn = connect(path)
+        for statement in SCHEMAS[name]:
+            conn.execute(statement)
+        conn.commit()
+        for rows in loads:
+            plain(conn, rows, form)
+        ensure_ledger(engine_for(conn))
+        conn.commit()
+        if name == "duckdb":
+            conn.execute("CHECKPOINT")
+        else:
+            conn.execute("ANALYZE")
+            conn.commit()
+        conn.close()
+
+    def fresh(template: str) -> Any:
+        copy = workdir / f"run-{uuid.uuid4().hex[:8]}.{name}"
+        shutil.copyfile(workdir / f"{template}.{name}", copy)
+        conn = connect(copy)
+        return _Handle(conn, copy)
+
+    def discard(handle: Any) -> None:
+        handle.conn.close()
+        handle.path.unlink(missing_ok=True)
+        Path(str(handle.path) + ".wal").unlink(missing_ok=True)
+
+    return EngineRig(name, prepare, fresh, discard, plain)
+
+
+@dataclass
+class _Handle:
+    conn: Any
+    path: Any
+
+
+def sqlite_rig(workdir: Path, form: str) -> EngineRig:
+    """SQLite files in the work directory."""
+    def connect(path: Path) -> sqlite3.Connection:
+        conn = sqlite3.connect(path, timeout=60, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")  # what a writer of a shared file would use
+        return conn
+
+    return _sqlite_autocommit(file_rig("sqlite", workdir, connect, plain_sqlite, form))
+
+
+def _sqlite_autocommit(rig: EngineRig) -> EngineRig:
+    # The rig connects with isolation_level=None (so the prepare step's explicit BEGIN works);
+    # write_interval expects the default, which it manages with BEGIN IMMEDIATE itself.
+    fresh = rig.fresh
+
+    def fresh_default(template: str) -> Any:
+        handle = fresh(template)
+        handle.conn.isolation_level = ""
+        return handle
+
+    rig.fresh = fresh_default
+    return rig
+
+
+def duckdb_rig(workdir: Path, form: str) -> EngineRig:
+    """DuckDB files in the work directory."""
+    import duckdb
+
+    return file_rig("duckdb", workdir, lambda path: duckdb.connect(str(path)), plain_duckdb, form)
+
+
+def postgres_rig(workdir: Path, form: str) -> tuple[EngineRig, Callable[[], None]]:
+    """A throwaway cluster; templates are databases, a fresh copy is CREATE DATABASE ... TEMPLATE."""
+    import psycopg
+
+    from tests.support.postgres import start_postgres
+
+    server = start_postgres(workdir / "pg")
+    admin = psycopg.connect(server.dsn, autocommit=True)
+    base = server.dsn.rsplit("/", 1)[0]
+
+    def prepare(template: str, loads: list[Any]) -> None:
+        admin.execute(f"DROP DATABASE IF EXISTS {template}")
+        admin.execute(f"CREATE DATABASE {template}")
+        with psycopg.connect(f"{base}/{template}", autocommit=True) as conn:
+            for statement in SCHEMAS["postgres"]:
+                conn.execute(statement)
+            for rows in loads:
+                plain_postgres(conn, rows, form)
+            with conn.transaction():
+                ensure_ledger(engine_for(conn))
+            conn.execute("VACUUM ANALYZE")
+
+    def fresh(template: str) -> Any:
+        name = f"run_{uuid.uuid4().hex[:8]}"
+        admin.execute(f"CREATE DATABASE {name} TEMPLATE {template}")
+        return _Handle(psycopg.connect(f"{base}/{name}"), name)
+
+    def discard(handle: Any) -> None:
+        handle.conn.close()
+        admin.execute(f"DROP DATABASE {handle.path}")
+
+    def stop() -> None:
+        admin.close()
+        server.stop()
+
+    rig = EngineRig("postgres", prepare, fresh, discard, plain_postgres,
+                    [f"PostgreSQL {server.bindir.parent.name}, fsync=off, port {server.port}"])
+    return rig, stop
+
+
+# -- the measurement --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Case:
+    """One timed thing: the baseline, or a strategy in a scenario."""
+
+    strategy: str  # "plain" or a strategy name
+    scenario: str  # "first", "unchanged", "changed"
+
+    @property
+    def label(self) -> str:
+        return "plain" if self.strategy == "plain" else f"{self.strategy}/{self.scenario}"
+
+
+def cases(strategies: tuple[str, ...]) -> list[Case]:
+    """The baseline first, then every strategy in every scenario."""
+    return [Case("plain", "first")] + [Case(s, sc) for s in strategies for sc in SCENARIOS]
+
+
+def run_case(rig: EngineRig, case: Case, inputs: Inputs) -> float:
+    """Seconds for one write of the target interval, from a fresh copy of the right template."""
+    template = "bench_base" if case.scenario == "first" else "bench_full"
+    rows = inputs.changed if case.scenario == "changed" else inputs.target
+    handle = rig.fresh(template)
+    try:
+        if case.strategy == "plain":
+            started = time.perf_counter()
+            rig.plain(handle.conn, rows, inputs.form)
+            return time.perf_counter() - started
+        started = time.perf_counter()
+        write_interval(handle.conn, TABLE, rows, TARGET, time_column="ts", strategy=case.strategy,
+                       unique_key=["k"] if case.strategy == "merge" else None,
+                       partition_column="ds", **inputs.rows_kwargs())
+        return time.perf_counter() - started
+    finally:
+        rig.discard(handle)
+
+
+def benchmark_engine(rig: EngineRig, inputs: Inputs, runs: int, strategies: tuple[str, ...],
+                     log: Callable[[str], None]) -> dict[str, Any]:
+    """Prepare the templates, then time every case `runs` times, interleaved."""
+    started = time.perf_counter()
+    rig.prepare("bench_base", [inputs.other])
+    rig.prepare("bench_full", [inputs.other, inputs.target])
+    log(f"{rig.name}: templates ready in {time.perf_counter() - started:.1f}s")
+    todo = cases(strategies)
+    times: dict[str, list[float]] = {case.label: [] for case in todo}
+    for repeat in range(runs):
+        for case in todo:
+            seconds = run_case(rig, case, inputs)
+            times[case.label].append(seconds)
+            log(f"{rig.name} run {repeat + 1}/{runs} {case.label}: {seconds:.3f}s")
+    best = {label: min(values) for label, values in times.items()}
+    ratios = {label: best[label] / best["plain"] for label in best}
+    return {"engine": rig.name, "notes": rig.notes, "best_seconds": best, "ratios": ratios,
+            "all_seconds": times}
+
+
+def format_table(results: list[dict[str, Any]], strategies: tuple[str, ...]) -> str:
+    """One block per engine: the plain insert's time, then ratios per strategy and scenario."""
+    lines = []
+    for result in results:
+        if "skipped" in result:
+            lines.append(f"{result['engine']}: skipped: {result['skipped']}")
+            continue
+        best, ratios = result["best_seconds"], result["ratios"]
+        lines.append(f"{result['engine']}: plain bulk insert {best['plain']:.3f}s "
+                     f"({'; '.join(result['notes']) or 'best of runs'})")
+        lines.append(f"  {'strategy':<20}" + "".join(f"{s:>22}" for s in SCENARIOS))
+        lines.append(f"  {'(target)':<20}" + "".join(f"{'<= ' + format(TARGETS[s], '.1f') + 'x':>22}"
+                                                     for s in SCENARIOS))
+        for strategy in strategies:
+            cells = []
+            for scenario in SCENARIOS:
+                label = f"{strategy}/{scenario}"
+                mark = "" if ratios[label] <= TARGETS[scenario] else " !"
+                cells.append(f"{ratios[label]:.2f}x {best[label]:.3f}s{mark}")
+            lines.append(f"  {strategy:<20}" + "".join(f"{c:>22}" for c in cells))
+    lines.append("ratios: best time / best plain bulk insert time of the same engine in this run; "
+                 "! = over the issue's target")
+    return "\n".join(lines)
+
+
+def build_rigs(names: list[str], workdir: Path, form: str, log: Callable[[str], None],
+               ) -> tuple[list[EngineRig], list[dict[str, Any]], list[Callable[[], None]]]:
+    """The engines that can run here, the skipped ones with their reason, and cleanups."""
+    rigs, skipped, cleanups = [], [], []
+    for name in names:
+        try:
+            if name == "sqlite":
+                rigs.append(sqlite_rig(workdir, form))
+            elif name == "duckdb":
+                rigs.append(duckdb_rig(workdir, form))
+            else:
+                rig, stop = postgres_rig(workdir, form)
+                rigs.append(rig)
+                cleanups.append(stop)
+        except Exception as exc:  # a missing driver or server: skip the engine, say why
+            reason = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+            log(f"{name}: skipped: {reason}")
+            skipped.append({"engine": name, "skipped": reason})
+    return rigs, skipped, cleanups
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse options, run every engine, print the table and write the JSON."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000, help="rows per interval (default 1,000,000)")
+    parser.add_argument("--runs", type=int, default=3, help="timed runs per case; the best counts")
+    parser.add_argument("--engines", nargs="+", default=["sqlite", "duckdb", "postgres"],
+                        choices=["sqlite", "duckdb", "postgres"])
+    parser.add_argument("--strategies", nargs="+", default=list(STRATEGIES), choices=list(STRATEGIES))
+    parser.add_argument("--input", choices=["arrow", "tuples"], default="arrow",
+                        help="what the task hands over: a pyarrow Table (default) or tuples + columns")
+    parser.add_argument("--changed-fraction", type=float, default=1.0,
+                        help="share of rows whose values differ in the 'changed' scenario (default 1.0)")
+    parser.add_argument("--workdir", type=Path, default=None, help="where the databases go (default: a temp dir)")
+    args = parser.parse_args(argv)
+    strategies = tuple(args.strategies)
+
+    def log(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    if args.input == "arrow":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            parser.error("--input arrow needs pyarrow; use --input tuples")
+    workdir = Path(tempfile.mkdtemp(prefix="dagguard-bench-", dir=args.workdir))
+    log(f"building {args.rows:,} rows per interval as {args.input} in {workdir}")
+    inputs = make_inputs(args.rows, args.input, args.changed_fraction)
+    rigs, results, cleanups = build_rigs(args.engines, workdir, args.input, log)
+    try:
+        for rig in rigs:
+            try:
+                results.append(benchmark_engine(rig, inputs, args.runs, strategies, log))
+            except Exception as exc:  # one engine failing must not lose the others' numbers
+                results.append({"engine": rig.name, "skipped": f"failed: {type(exc).__name__}: {exc}"})
+    finally:
+        for cleanup in cleanups:
+            cleanup()
+        shutil.rmtree(workdir, ignore_errors=True)
+    order = {name: i for i, name in enumerate(args.engines)}
+    results.sort(key=lambda r: order[r["engine"]])
+    table = format_table(results, strategies)
+    print(f"dagguard.idempotent writes: {args.rows:,} rows into a table holding another "
+          f"{args.rows:,}-row interval; input {args.input}; best of {args.runs}; "
+          f"changed fraction {args.changed_fraction}")
+    print(table)
+    RESULTS_DIR.mkdir(exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    out = RESULTS_DIR / f"idempotent_writes-{stamp}.json"
+    out.write_text(json.dumps({
+        "rows": args.rows, "runs": args.runs, "input": args.input,
+        "changed_fraction": args.changed_fraction, "targets": TARGETS,
+        "python": platform.python_version(), "machine": platform.platform(),
+        "results": results}, indent=2, default=str))
+    print(f"written {out.relative_to(REPO_ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
