@@ -1,14 +1,19 @@
 """The four metadata tables doctor reads, declared with only the columns it uses.
 
-Declared rather than imported from Airflow so doctor runs without Airflow installed and
-against any supported schema (3.0-3.3), whatever Airflow version is installed locally. The
-columns are those of Airflow 3.3.2's models (`airflow/models/dagrun.py`, `backfill.py`,
-`dag.py`); `dag_run.created_at` exists only from Airflow 3.2 (migration 0106).
+When Airflow is installed, the columns (with Airflow's own column types) come from its models
+(`DagRun`, `Backfill`, `BackfillDagRun`, `DagModel`), restricted to those doctor reads. Without
+Airflow, or when the installed models lack a column (another Airflow version than the
+database's), they are declared here, so doctor runs from a laptop against any supported schema
+(3.0-3.3). The declared columns are those of Airflow 3.3.2's models; `dag_run.created_at`
+exists only from Airflow 3.2 (migration 0106).
 """
 
 from __future__ import annotations
 
+import importlib.util
+import os
 from dataclasses import dataclass
+from typing import Optional
 
 from sqlalchemy import Boolean, Column, DateTime, Integer, MetaData, String, Table, inspect
 from sqlalchemy.engine import Connection
@@ -38,6 +43,7 @@ class MetadataTables:
     backfill: Table
     backfill_dag_run: Table
     has_created_at: bool
+    from_airflow: bool = False       # column types are Airflow's (UtcDateTime binds aware datetimes)
 
 
 def load_tables(conn: Connection) -> MetadataTables:
@@ -53,7 +59,30 @@ def load_tables(conn: Connection) -> MetadataTables:
             raise NotAirflowError(
                 f"not an Airflow 3 metadata database: table '{table}' lacks {', '.join(sorted(missing))}"
             )
-    return declare_tables(has_created_at="created_at" in present["dag_run"])
+    has_created_at = "created_at" in present["dag_run"]
+    return airflow_model_tables(has_created_at=has_created_at) or declare_tables(has_created_at=has_created_at)
+
+
+def airflow_model_tables(*, has_created_at: bool) -> Optional[MetadataTables]:
+    """The same tables built from Airflow's own models, when Airflow is installed and they fit."""
+    if os.environ.get("DAGGUARD_DOCTOR_DECLARED_TABLES") or importlib.util.find_spec("airflow") is None:
+        return None
+    try:
+        from airflow.models.backfill import Backfill, BackfillDagRun
+        from airflow.models.dag import DagModel
+        from airflow.models.dagrun import DagRun
+    except Exception:  # a broken or partial Airflow installation: the declarations still work
+        return None
+    declared = declare_tables(has_created_at=has_created_at)
+    metadata = MetaData()
+    copies = []
+    for model, table in ((DagModel, declared.dag), (DagRun, declared.dag_run),
+                         (Backfill, declared.backfill), (BackfillDagRun, declared.backfill_dag_run)):
+        source = model.__table__
+        if source.name != table.name or any(column.name not in source.c for column in table.c):
+            return None  # the installed Airflow's schema differs from what doctor reads
+        copies.append(Table(table.name, metadata, *(source.c[column.name]._copy() for column in table.c)))
+    return MetadataTables(*copies, has_created_at=has_created_at, from_airflow=True)
 
 
 def declare_tables(*, has_created_at: bool) -> MetadataTables:

@@ -16,7 +16,9 @@ from dagguard.doctor.diagnose import open_database
 from tests.doctor.support import FLOOD_THRESHOLD, Incident, run_doctor
 
 
-def test_diagnosis_transaction_refuses_writes(incident: Incident):
+def test_diagnosis_transaction_refuses_writes(incident: Incident, monkeypatch):
+    # In this process, keep Airflow out of sys.modules: other tests check what their imports load.
+    monkeypatch.setenv("DAGGUARD_DOCTOR_DECLARED_TABLES", "1")
     with open_database(DatabaseTarget(incident.url, "test")) as database:
         with pytest.raises(DBAPIError, match="(?i)read.?only"):
             database.conn.execute(update(database.tables.backfill).values(is_paused=False))
@@ -40,3 +42,23 @@ def test_runs_without_airflow_installed(incident: Incident):
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.stdout.strip() == "['DG901', 'DG902', 'DG903', 'DG904']", result.stderr
+
+
+def test_tables_come_from_airflow_models_when_installed(incident: Incident):
+    code = (
+        "from dagguard.doctor.connect import DatabaseTarget\n"
+        "from dagguard.doctor.diagnose import open_database\n"
+        f"with open_database(DatabaseTarget({incident.url!r}, 'test')) as database:\n"
+        "    tables = database.tables\n"
+        "    print(tables.from_airflow, type(tables.dag_run.c.queued_at.type).__name__)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.stdout.strip() == "True UtcDateTime", result.stderr
+
+
+def test_declared_tables_give_the_same_report_as_airflow_models(incident: Incident):
+    args = ("--db", incident.url, "--format", "json", "--max-queued", str(FLOOD_THRESHOLD))
+    with_models = run_doctor(*args).json()
+    declared = run_doctor(*args, env={"DAGGUARD_DOCTOR_DECLARED_TABLES": "1"}).json()
+    assert with_models["findings"] == declared["findings"]
+    assert len(with_models["findings"]) == 4
