@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence, Union
 
+from dagguard.idempotent.arrow_batch import ArrowBatch, from_arrow
 from dagguard.idempotent.errors import IntervalViolationError
 from dagguard.idempotent.identifiers import validate_identifier
 
@@ -26,10 +27,13 @@ class Batch:
         return len(self.rows)
 
 
-def _from_arrow(table: Any) -> Batch:
-    columns = tuple(table.column_names)
-    values = [table.column(i).to_pylist() for i in range(len(columns))]
-    return Batch(columns, tuple(zip(*values)) if values else ())
+# What the write path accepts: Python rows, or an Arrow table kept columnar.
+AnyBatch = Union[Batch, ArrowBatch]
+
+
+def as_rows(batch: AnyBatch) -> Batch:
+    """The batch as Python tuples (a no-op for a Batch)."""
+    return batch if isinstance(batch, Batch) else Batch(batch.columns, batch.rows)
 
 
 def _from_dicts(rows: list[Mapping[str, Any]], columns: Sequence[str] | None) -> Batch:
@@ -51,16 +55,18 @@ def _from_dicts(rows: list[Mapping[str, Any]], columns: Sequence[str] | None) ->
     raise AssertionError("unreachable")
 
 
-def to_batch(rows: Any, columns: Sequence[str] | None = None) -> Batch:
-    """Normalise `rows` into a Batch; `columns` is required for tuples and for an empty batch."""
+def to_batch(rows: Any, columns: Sequence[str] | None = None) -> AnyBatch:
+    """Normalise `rows` into a Batch (an ArrowBatch for Arrow input); `columns` is required
+    for tuples and for an empty batch."""
     if rows is None:
         # Most likely a task that forgot its return: writing nothing would empty the interval.
         raise IntervalViolationError(
             "the rows are None; return a list (or [] with columns=[...] to empty the interval)")
     if hasattr(rows, "to_arrow") and not hasattr(rows, "column_names"):
         rows = rows.to_arrow()  # polars / duckdb relations
+    batch: AnyBatch
     if hasattr(rows, "column_names") and hasattr(rows, "to_pylist"):  # pyarrow Table/RecordBatch
-        batch = _from_arrow(rows)
+        batch = from_arrow(rows)
     elif hasattr(rows, "to_dict") and hasattr(rows, "columns"):  # pandas DataFrame
         frame = rows
         names = tuple(str(c) for c in frame.columns)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from dagguard.idempotent.checksum import same_data
 from dagguard.idempotent.engines import Engine
 from dagguard.idempotent.errors import LedgerError
 from dagguard.idempotent.identifiers import TableName
@@ -131,6 +132,6 @@ def find_conflicts(entries: list[LedgerEntry]) -> tuple[LedgerConflict, ...]:
     conflicts = []
     for (table, start, end), writes in groups.items():
         checksums = tuple(dict.fromkeys(w.checksum for w in writes))
-        if len(checksums) > 1:
+        if any(not same_data(a, b) for a in checksums for b in checksums):
             conflicts.append(LedgerConflict(table, start, end, len(writes), checksums))
     return tuple(conflicts)

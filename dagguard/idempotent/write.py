@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from dagguard.idempotent import strategies
-from dagguard.idempotent.batch import Batch, replace_column, to_batch
+from dagguard.idempotent.arrow_batch import ArrowBatch
+from dagguard.idempotent.arrow_validation import check_arrow
+from dagguard.idempotent.batch import AnyBatch, as_rows, replace_column, to_batch
 from dagguard.idempotent.checksum import batch_checksum
 from dagguard.idempotent.connections import open_engine
 from dagguard.idempotent.engines import Engine
@@ -84,11 +86,22 @@ class WriteResult:
 StatementObserver = Callable[[int, str], None]
 
 
-def prepare_batch(spec: WriteSpec, rows: Any, columns: Sequence[str] | None, interval: Interval) -> Batch:
+def prepare_batch(spec: WriteSpec, rows: Any, columns: Sequence[str] | None, interval: Interval) -> AnyBatch:
     """Normalise and validate the rows; IntervalViolationError before the database is touched."""
     batch = to_batch(rows, columns)
     table = str(spec.table)
-    if spec.time_column and (spec.strategy != "overwrite_partition" or spec.time_column in batch.columns):
+    check_time = bool(spec.time_column) and (
+        spec.strategy != "overwrite_partition" or spec.time_column in batch.columns)
+    if isinstance(batch, ArrowBatch):
+        if not len(batch):
+            return as_rows(batch)
+        checked = check_arrow(batch, spec.time_column if check_time else None, spec.unique_key,
+                              spec.partition_column, interval.partition_key, interval)
+        if checked is not None:
+            return checked
+        # A violation (or a type only the row checks handle): they name the offending rows.
+        batch = as_rows(batch)
+    if check_time:
         batch = check_times(batch, spec.time_column, interval, table)
     if spec.unique_key:
         check_unique_keys(batch, spec.unique_key, interval, table)
@@ -117,7 +130,7 @@ def write_interval(conn: Any, table: str, rows: Any, interval: Interval, *,
         return write_batch(engine, spec, batch, interval, checksum, run or RunInfo())
 
 
-def write_batch(engine: Engine, spec: WriteSpec, batch: Batch, interval: Interval, checksum: str,
+def write_batch(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Interval, checksum: str,
                 run: RunInfo, observer: StatementObserver | None = None) -> WriteResult:
     """Run the write in a transaction, retrying write-write conflicts where the engine has them."""
     lock_key = f"{spec.table}|{interval.start.isoformat()}|{interval.end.isoformat()}"
@@ -136,7 +149,7 @@ def write_batch(engine: Engine, spec: WriteSpec, batch: Batch, interval: Interva
     raise AssertionError("unreachable")
 
 
-def _check_target(engine: Engine, spec: WriteSpec, batch: Batch) -> dict[str, str]:
+def _check_target(engine: Engine, spec: WriteSpec, batch: AnyBatch) -> dict[str, str]:
     target_columns = engine.table_columns(spec.table)
     if target_columns is None:
         raise TargetTableError(f"table {spec.table} does not exist in the {engine.dialect} database; "
@@ -149,38 +162,51 @@ def _check_target(engine: Engine, spec: WriteSpec, batch: Batch) -> dict[str, st
     return target_columns
 
 
-def _has_null(batch: Batch, at: int) -> bool:
+def _has_null(batch: AnyBatch, at: int) -> bool:
+    if isinstance(batch, ArrowBatch):
+        return batch.table.column(at).null_count > 0
     return any(row[at] is None for row in batch.rows)
 
 
-def _naive_utc(batch: Batch, column: str) -> Batch:
+def _naive_utc(batch: AnyBatch, column: str) -> AnyBatch:
     # A TIMESTAMP WITHOUT TIME ZONE column would otherwise convert aware values through the
     # session's time zone; storing UTC wall time keeps the interval filter exact.
+    if isinstance(batch, ArrowBatch):
+        import pyarrow as pa
+
+        # Arrow keeps instants as UTC numbers: dropping the zone leaves the UTC wall time.
+        return batch.with_array(column, batch.column(column).cast(pa.timestamp("us")))
     at = batch.index(column)
     return replace_column(batch, column, (row[at].replace(tzinfo=None) for row in batch.rows))
 
 
-def _write_in_transaction(engine: Engine, spec: WriteSpec, batch: Batch, interval: Interval,
+def _constant(batch: AnyBatch, column: str, value: Any) -> AnyBatch:
+    if isinstance(batch, ArrowBatch):
+        return batch.with_constant(column, value)
+    return replace_column(batch, column, (value for _ in batch.rows))
+
+
+def _write_in_transaction(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Interval,
                           checksum: str, run: RunInfo, observer: StatementObserver | None) -> WriteResult:
     target_columns = _check_target(engine, spec, batch)
     start, end = interval.start, interval.end
     if (spec.time_column and engine.typed_timestamps
             and is_naive_timestamp(target_columns[spec.time_column])):
         start, end = start.replace(tzinfo=None), end.replace(tzinfo=None)
-        if batch.rows and spec.time_column in batch.columns:
+        if len(batch) and spec.time_column in batch.columns:
             batch = _naive_utc(batch, spec.time_column)
     partition_value: object = interval.partition_key
     if spec.partition_column and not target_columns[spec.partition_column].lower().startswith("date"):
         # A text `ds` column: compare and store the ISO date, not a DATE the engine may refuse.
         partition_value = interval.partition_key.isoformat()
-        if batch.rows:
-            batch = replace_column(batch, spec.partition_column, (partition_value for _ in batch.rows))
+        if len(batch):
+            batch = _constant(batch, spec.partition_column, partition_value)
     ensure_ledger(engine)
     staging = None
     direct = spec.strategy != "merge"
-    if batch.rows and direct:
+    if len(batch) and direct:
         staging = spec.table.quoted  # rows go straight into the target, after the DELETE
-    elif batch.rows:
+    elif len(batch):
         staging = engine.create_staging(spec.table, batch.columns)
         engine.load_staging(staging, batch)
         engine.index_staging(staging, spec.unique_key)

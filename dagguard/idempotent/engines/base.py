@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from dagguard.idempotent.batch import Batch
+from dagguard.idempotent.batch import AnyBatch
 from dagguard.idempotent.capabilities import Features, features_for
 from dagguard.idempotent.identifiers import TableName, quote_identifier
 
@@ -53,7 +53,7 @@ class Engine(ABC):
         """Column name -> declared type of `table`, or None when the table does not exist."""
 
     @abstractmethod
-    def load_staging(self, staging: str, batch: Batch) -> None:
+    def load_staging(self, staging: str, batch: AnyBatch) -> None:
         """Bulk-load the batch into the (already created) staging table."""
 
     @abstractmethod

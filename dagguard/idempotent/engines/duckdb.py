@@ -6,7 +6,8 @@ import uuid
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from dagguard.idempotent.batch import Batch
+from dagguard.idempotent.arrow_batch import ArrowBatch
+from dagguard.idempotent.batch import AnyBatch, Batch
 from dagguard.idempotent.engines.base import Engine
 from dagguard.idempotent.errors import IdempotentWriteError
 from dagguard.idempotent.identifiers import TableName, quote_identifier
@@ -80,9 +81,9 @@ class DuckDBEngine(Engine):
         rows = self.query(sql, (table.name, table.schema, catalog))
         return {name: kind for name, kind in rows} or None
 
-    def load_staging(self, staging: str, batch: Batch) -> None:
+    def load_staging(self, staging: str, batch: AnyBatch) -> None:
         cols = ", ".join(quote_identifier(c) for c in batch.columns)
-        arrow = _to_arrow(batch)
+        arrow = batch.table if isinstance(batch, ArrowBatch) else _to_arrow(batch)
         if arrow is None:
             marks = ", ".join("?" for _ in batch.columns)
             self.connection.executemany(f"INSERT INTO {staging} ({cols}) VALUES ({marks})",

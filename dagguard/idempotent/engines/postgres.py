@@ -5,7 +5,9 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from dagguard.idempotent.batch import Batch
+from dagguard.idempotent.arrow_batch import ArrowBatch
+from dagguard.idempotent.arrow_convert import postgres_csv
+from dagguard.idempotent.batch import AnyBatch
 from dagguard.idempotent.engines.base import Engine
 from dagguard.idempotent.identifiers import TableName, quote_identifier
 
@@ -59,9 +61,15 @@ class PostgresEngine(Engine):
     def drop_staging(self, staging: str) -> None:
         """ON COMMIT DROP removes it; an explicit DROP would cost a catalog write."""
 
-    def load_staging(self, staging: str, batch: Batch) -> None:
+    def load_staging(self, staging: str, batch: AnyBatch) -> None:
         cols = ", ".join(quote_identifier(c) for c in batch.columns)
+        csv = postgres_csv(batch) if isinstance(batch, ArrowBatch) else None
         with self.connection.cursor() as cursor:
+            if csv is not None:
+                # pyarrow writes the CSV in C; psycopg's write_row would convert value by value.
+                with cursor.copy(f"COPY {staging} ({cols}) FROM STDIN (FORMAT csv)") as copy:
+                    copy.write(csv)
+                return
             with cursor.copy(f"COPY {staging} ({cols}) FROM STDIN") as copy:
                 for row in batch.rows:
                     copy.write_row(row)

@@ -7,7 +7,9 @@ from contextlib import contextmanager
 from datetime import date, datetime, timezone
 from typing import Any, Iterator
 
-from dagguard.idempotent.batch import Batch
+from dagguard.idempotent.arrow_batch import ArrowBatch
+from dagguard.idempotent.arrow_convert import sqlite_columns
+from dagguard.idempotent.batch import AnyBatch
 from dagguard.idempotent.engines.base import Engine
 from dagguard.idempotent.errors import IdempotentWriteError
 from dagguard.idempotent.identifiers import TableName, quote_identifier
@@ -75,9 +77,13 @@ class SqliteEngine(Engine):
         name = quote_identifier("ix_" + staging.strip('"'))
         self.execute(f"CREATE INDEX temp.{name} ON {staging} ({', '.join(quote_identifier(k) for k in keys)})")
 
-    def load_staging(self, staging: str, batch: Batch) -> None:
+    def load_staging(self, staging: str, batch: AnyBatch) -> None:
         marks = ", ".join("?" for _ in batch.columns)
         cols = ", ".join(quote_identifier(c) for c in batch.columns)
+        if isinstance(batch, ArrowBatch):
+            columns = sqlite_columns(batch, self.adapt)
+            self.connection.executemany(f"INSERT INTO {staging} ({cols}) VALUES ({marks})", zip(*columns))
+            return
         # Adapt only the columns that need it: a per-value call is most of the load time.
         needs = [i for i, _ in enumerate(batch.columns)
                  if any(isinstance(row[i], date) for row in batch.rows[:1000])]
