@@ -68,24 +68,93 @@ def batch_checksum(batch: AnyBatch) -> str:
 
 
 def arrow_checksum(batch: ArrowBatch) -> str | None:
-    """`rows:arrow-<hex>`: blake2b of the rows sorted on every column (so order-independent),
-    columns in name order, as CSV text; None for types pyarrow cannot sort or write as CSV."""
+    """`rows:arrow-<hex>`: blake2b over the rows sorted on every column (so independent of row
+    order), columns in name order; None for types this does not canonicalise (lists, structs)."""
     import pyarrow as pa
     import pyarrow.compute as pc
-    import pyarrow.csv as pcsv
 
     names = sorted(batch.columns)
-    table = batch.table.select(names)
     try:
-        order = pc.sort_indices(table, sort_keys=[(name, "ascending") for name in names])
-        buffer = io.BytesIO()
-        # The CSV text depends on the values only: not on chunking, buffer layout or bytes
-        # hidden under NULLs, as a hash of the raw buffers would.
-        pcsv.write_csv(table.take(order), buffer, pcsv.WriteOptions(quoting_style="all_valid"))
+        columns = [_canonical_array(batch.column(name)) for name in names]
     except (pa.ArrowException, TypeError, ValueError):
         return None
-    digest = hashlib.blake2b(buffer.getbuffer(), digest_size=16).hexdigest()
-    return f"{len(batch)}:{ARROW_KIND}{digest}"
+    if any(column is None for column in columns):
+        return None
+    table = pa.table(dict(zip(names, columns)))
+    digest = hashlib.blake2b(json.dumps(names).encode(), digest_size=16)
+    try:
+        order = pc.sort_indices(table, sort_keys=[(name, "ascending") for name in names])
+        for column in table.take(order).columns:
+            for part in _value_bytes(column.combine_chunks()):
+                digest.update(part)
+    except (pa.ArrowException, TypeError, ValueError):
+        return None
+    return f"{len(batch)}:{ARROW_KIND}{digest.hexdigest()}"
+
+
+def _canonical_array(column: Any) -> Any:
+    """One type per kind of value, so int32 and int64 (or any zone) give the same bytes."""
+    import pyarrow as pa
+
+    t = pa.types
+    kind = column.type
+    if t.is_timestamp(kind):
+        return column.cast(pa.timestamp("us", tz="UTC" if kind.tz else None))
+    if t.is_signed_integer(kind) or (t.is_unsigned_integer(kind) and kind.bit_width < 64):
+        return column.cast(pa.int64())
+    if t.is_floating(kind):
+        return column.cast(pa.float64())
+    if t.is_string(kind) or t.is_large_string(kind) or t.is_string_view(kind):
+        return column.cast(pa.large_string())
+    if t.is_binary(kind) or t.is_large_binary(kind):
+        return column.cast(pa.large_binary())
+    if t.is_boolean(kind):
+        return column.cast(pa.uint8())  # bytes, not packed bits with undefined padding
+    if t.is_date(kind):
+        return column.cast(pa.date32())
+    if t.is_unsigned_integer(kind) or t.is_decimal(kind) or t.is_time(kind) or t.is_duration(kind):
+        return column
+    return None
+
+
+def _value_bytes(array: Any) -> list[Any]:
+    """The bytes that define `array`'s values: a NULL mask, then the values with NULLs zeroed
+    (what lies under a NULL in an Arrow buffer is undefined)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    parts = []
+    if array.null_count:
+        parts.append(pc.is_null(array).cast(pa.uint8()).buffers()[1])
+        array = pc.fill_null(array, _zero(array.type))
+    n = len(array)
+    buffers = array.buffers()
+    if pa.types.is_large_string(array.type) or pa.types.is_large_binary(array.type):
+        offsets = memoryview(buffers[1]).cast("B")[8 * array.offset: 8 * (array.offset + n + 1)]
+        start = int.from_bytes(offsets[:8], "little", signed=True)
+        stop = int.from_bytes(offsets[-8:], "little", signed=True)
+        lengths = pc.binary_length(array).cast(pa.int64()).buffers()[1]
+        parts.append(memoryview(lengths)[: 8 * n])
+        parts.append(memoryview(buffers[2])[start:stop])
+    else:
+        width = array.type.bit_width // 8
+        parts.append(memoryview(buffers[1])[width * array.offset: width * (array.offset + n)])
+    return parts
+
+
+def _zero(kind: Any) -> Any:
+    """A scalar of type `kind` to put under NULLs."""
+    import pyarrow as pa
+
+    if pa.types.is_large_string(kind):
+        return pa.scalar("", kind)
+    if pa.types.is_large_binary(kind):
+        return pa.scalar(b"", kind)
+    if pa.types.is_date32(kind):
+        return pa.scalar(0, pa.int32()).cast(kind)
+    if pa.types.is_decimal(kind):
+        return pa.scalar(Decimal(0), kind)
+    return pa.scalar(0, pa.int64()).cast(kind)
 
 
 def same_data(first: str, second: str) -> bool:

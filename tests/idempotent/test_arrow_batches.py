@@ -1,0 +1,143 @@
+"""Arrow tables take the columnar path: the same rows, errors and ledger as Python rows."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta, timezone
+
+import pytest
+
+from dagguard.idempotent import IntervalViolationError, write_interval
+from dagguard.idempotent.arrow_batch import from_arrow
+from dagguard.idempotent.batch import to_batch
+from dagguard.idempotent.checksum import batch_checksum, same_data
+from dagguard.idempotent.api import read_ledger
+from tests.idempotent.helpers import DAY1, at
+
+pa = pytest.importorskip("pyarrow")
+
+COLUMNS = "k INTEGER, ts {ts}, ds {ds}, v TEXT, amount {float}"
+TYPES = {"sqlite": ("TEXT", "REAL"), "duckdb": ("DATE", "DOUBLE"), "postgres": ("date", "double precision")}
+# Values that the CSV and strftime conversions must carry exactly: quotes, commas, newlines,
+# the empty string next to NULL, special floats, a NULL key.
+ROWS = [
+    (1, at(1, 0), date(2026, 1, 1), 'say "hi", then\nleave', 0.1 + 0.2),
+    (2, at(1, 1, 30, 5), date(2026, 1, 1), "", float("inf")),
+    (3, at(1, 23, 59, 999_999), date(2026, 1, 1), None, None),
+    (None, at(1, 12), date(2026, 1, 1), "null key", -1.5),
+]
+NAMES = ["k", "ts", "ds", "v", "amount"]
+
+
+def _create(db):
+    ds, kind = TYPES[db.dialect]
+    db.create("events", COLUMNS.format(ts=db.ts, ds=ds, float=kind))
+
+
+def _arrow(rows):
+    columns = list(zip(*rows))
+    return pa.table({"k": pa.array(columns[0], pa.int64()), "ts": pa.array(columns[1], pa.timestamp("us", tz="UTC")),
+                     "ds": pa.array(columns[2], pa.date32()), "v": pa.array(columns[3], pa.string()),
+                     "amount": pa.array(columns[4], pa.float64())})
+
+
+def _write(db, rows, strategy, **options):
+    conn = db.connect()
+    try:
+        return write_interval(conn, "events", rows, DAY1, time_column="ts", strategy=strategy,
+                              unique_key=["k"] if strategy == "merge" else None, **options)
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("strategy", ["replace", "merge", "overwrite_partition"])
+def test_arrow_and_tuples_write_the_same_rows(db, strategy):
+    _create(db)
+    _write(db, ROWS, strategy, columns=NAMES)
+    from_tuples = db.rows()
+    db.run("DELETE FROM events")
+    first = _write(db, _arrow(ROWS), strategy)
+    assert db.rows() == from_tuples
+    second = _write(db, _arrow(list(reversed(ROWS))), strategy)
+    assert db.rows() == from_tuples
+    assert first.checksum == second.checksum and ":arrow-" in first.checksum
+    assert read_ledger(db.url).conflicts == ()
+
+
+def test_arrow_merge_updates_only_changed_rows(db):
+    _create(db)
+    _write(db, _arrow(ROWS), "merge")
+    changed = [ROWS[0], (2, ROWS[1][1], ROWS[1][2], "new", 2.0), ROWS[2], ROWS[3]]
+    result = _write(db, _arrow(changed), "merge")
+    assert (result.rows_inserted, result.rows_updated) == (0, 1)
+
+
+def test_arrow_in_another_zone_and_unit_is_stored_in_utc(db):
+    _create(db)
+    paris = pa.timestamp("ns", tz="Europe/Paris")
+    table = _arrow(ROWS[:2]).set_column(1, "ts", pa.array([r[1] for r in ROWS[:2]], pa.timestamp("us", tz="UTC")).cast(paris))
+    _write(db, table, "replace")
+    assert [r[1] for r in db.rows("events", "k, ts")] == [ROWS[0][1], ROWS[1][1]]
+
+
+@pytest.mark.parametrize("bad, message", [
+    ((9, at(2, 0), date(2026, 1, 1), "x", 1.0), "is outside the interval"),
+    ((9, None, date(2026, 1, 1), "x", 1.0), "has NULL in the time column"),
+    ((1, at(1, 5), date(2026, 1, 1), "x", 1.0), "repeats key {'k': 1} of row 0"),
+])
+def test_arrow_violations_are_reported_like_rows_and_write_nothing(db, bad, message):
+    _create(db)
+    _write(db, _arrow(ROWS[:1]), "replace")
+    before = db.rows()
+    with pytest.raises(IntervalViolationError, match=message):
+        _write(db, _arrow([ROWS[0], bad]), "merge")
+    assert db.rows() == before
+
+
+def test_naive_arrow_timestamps_are_refused(db):
+    _create(db)
+    table = _arrow(ROWS[:1]).set_column(1, "ts", pa.array([datetime(2026, 1, 1)], pa.timestamp("us")))
+    with pytest.raises(IntervalViolationError, match="naive datetime"):
+        _write(db, table, "replace")
+
+
+def test_arrow_partition_of_another_day_is_refused(db):
+    _create(db)
+    table = _arrow(ROWS[:1]).set_column(2, "ds", pa.array([date(2026, 1, 5)], pa.date32()))
+    with pytest.raises(IntervalViolationError, match=r"ds=datetime.date\(2026, 1, 5\), not 2026-01-01"):
+        _write(db, table, "overwrite_partition")
+
+
+def test_arrow_checksum_ignores_row_order_chunks_zones_and_widths():
+    table = _arrow(ROWS)
+    base = batch_checksum(from_arrow(table))
+    chunked = pa.concat_tables([table.slice(0, 1), table.slice(1).take([2, 0, 1])])
+    widened = table.select(["v", "k", "ts", "ds", "amount"]).cast(pa.schema([
+        ("v", pa.large_string()), ("k", pa.int32()), ("ts", pa.timestamp("ns", tz="Asia/Tokyo")),
+        ("ds", pa.date32()), ("amount", pa.float64())]))
+    assert batch_checksum(from_arrow(chunked)) == base == batch_checksum(from_arrow(widened))
+    other = table.set_column(3, "v", pa.array(["a", "", None, "null key"]))
+    assert batch_checksum(from_arrow(other)) != base
+    empty_vs_null = table.set_column(3, "v", pa.array([ROWS[0][3], None, "", "null key"]))
+    assert batch_checksum(from_arrow(empty_vs_null)) != base
+
+
+def test_ledger_compares_checksums_of_one_kind_only():
+    rows = batch_checksum(to_batch(ROWS, NAMES))
+    arrow = batch_checksum(from_arrow(_arrow(ROWS)))
+    assert same_data(rows, arrow) and same_data(arrow, arrow)
+    fewer = batch_checksum(from_arrow(_arrow(ROWS[:3])))
+    assert not same_data(arrow, fewer) and not same_data(rows, fewer)
+
+
+def test_a_million_rows_are_never_turned_into_python_rows():
+    start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    n = 200_000
+    table = pa.table({"k": pa.array(range(n), pa.int64()),
+                      "ts": pa.array([start + timedelta(seconds=i % 86_400) for i in range(n)],
+                                     pa.timestamp("us", tz="UTC"))})
+    from dagguard.idempotent.write import WriteSpec, prepare_batch
+
+    spec = WriteSpec.build("events", "merge", "ts", ["k"], False, "ds")
+    batch = prepare_batch(spec, table, None, DAY1)
+    batch_checksum(batch)
+    assert "rows" not in vars(batch)  # the cached Python rows were never built
