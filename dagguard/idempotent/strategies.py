@@ -24,6 +24,8 @@ DELETED, INSERTED, UPDATED, MERGED, COUNT_INSERT, COUNT_UPDATE = (
     "deleted", "inserted", "updated", "merged", "count_insert", "count_update")
 # Not SQL: the engine's bulk path (COPY, Arrow, executemany) loads the batch into the target.
 BULK_INSERT = "bulk_insert"
+# A statement whose rows were counted beforehand (by merge_summary).
+COUNTED = "counted"
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,9 @@ class PlanInput:
     # replace and overwrite_partition load the batch straight into the target (one copy
     # instead of two); generated SQL for remote engines inserts from the staging table instead.
     direct_insert: bool = False
+    # (new, changed, matched) rows of the batch, counted by merge_summary() before planning a
+    # local merge: lets the plan skip a MERGE with nothing to do. None for generated SQL.
+    merge_counts: tuple[int, int, int] | None = None
 
 
 def _in_interval(p: PlanInput, qualifier: str) -> tuple[str, tuple[Any, ...]]:
@@ -130,6 +135,33 @@ def _merge_counts(p: PlanInput, features: Features) -> list[Statement]:
     return statements
 
 
+def merge_summary(p: PlanInput, features: Features) -> Statement:
+    """One join counting the batch's new rows, its matched rows whose values changed, and its
+    matched rows: what _merge_counts' two queries count, in one pass."""
+    where, params = _in_interval(p, "")
+    changed = _changed(p, features) or "1 = 0"
+    hit = quote_identifier("dg_hit")
+    sql = (f"SELECT coalesce(sum(CASE WHEN {T}.{hit} IS NULL THEN 1 ELSE 0 END), 0), "
+           f"coalesce(sum(CASE WHEN {T}.{hit} IS NOT NULL AND ({changed}) THEN 1 ELSE 0 END), 0), "
+           f"count({T}.{hit}) FROM {p.staging} AS {S} LEFT JOIN "
+           f"(SELECT 1 AS {hit}, {quote_columns(p.columns)} FROM {p.target.quoted} WHERE {where}) AS {T} "
+           f"ON {_match(p, features)}")
+    return Statement(sql, params, COUNT_INSERT)
+
+
+def _merge_known(p: PlanInput, features: Features) -> list[Statement]:
+    # The counts are known and the interval is locked, so only the work they call for runs.
+    new, changed, matched = p.merge_counts or (0, 0, 0)
+    if p.delete_missing and features.merge_by_source:
+        return [_merge_statement(p, features)]
+    if not new and not changed:
+        return []
+    if not matched:
+        cols = quote_columns(p.columns)
+        return [Statement(f"INSERT INTO {p.target.quoted} ({cols}) SELECT {cols} FROM {p.staging}", (), COUNTED)]
+    return [_merge_statement(p, features)]
+
+
 def _merge_statement(p: PlanInput, features: Features) -> Statement:
     where, params = _in_interval(p, T)
     cols = quote_columns(p.columns)
@@ -180,7 +212,9 @@ def plan_merge(p: PlanInput, features: Features) -> list[Statement]:
     statements: list[Statement] = []
     if p.delete_missing and not (features.merge and features.merge_by_source):
         statements.append(_delete_missing(p, features))
-    if features.merge:
+    if features.merge and p.merge_counts is not None:
+        statements += _merge_known(p, features)
+    elif features.merge:
         statements += _merge_counts(p, features)
         statements.append(_merge_statement(p, features))
     else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 from dataclasses import dataclass
@@ -218,14 +219,25 @@ def _write_in_transaction(engine: Engine, spec: WriteSpec, batch: AnyBatch, inte
         delete_missing=spec.delete_missing, partition_column=spec.partition_column,
         start=start, end=end, partition_value=partition_value, direct_insert=direct)
     counts = {"deleted": 0, "inserted": 0, "updated": 0}
+    first_number = 0
+    if spec.strategy == "merge" and staging and engine.features.merge:
+        summary = strategies.merge_summary(plan_input, engine.features)
+        new, changed, matched = (int(v) for v in engine.query(summary.sql, summary.params)[0])
+        counts["inserted"], counts["updated"] = new, changed
+        plan_input = dataclasses.replace(plan_input, merge_counts=(new, changed, matched))
+        if observer:
+            observer(0, summary.sql)
+        first_number = 1
     merged = None
-    for number, statement in enumerate(strategies.plan(plan_input, engine.features)):
+    for number, statement in enumerate(strategies.plan(plan_input, engine.features), first_number):
         if statement.effect == strategies.BULK_INSERT:
             engine.load_staging(spec.table.quoted, batch)
             counts["inserted"] += len(batch)
         elif statement.effect in (strategies.COUNT_INSERT, strategies.COUNT_UPDATE):
             value = int(engine.query(statement.sql, statement.params)[0][0])
             counts["inserted" if statement.effect == strategies.COUNT_INSERT else "updated"] = value
+        elif statement.effect == strategies.COUNTED:
+            engine.execute(statement.sql, statement.params)
         else:
             affected = engine.execute(statement.sql, statement.params)
             if statement.effect == strategies.MERGED:
