@@ -1,0 +1,52 @@
+"""Reporters: exact shapes that CI systems parse."""
+
+from __future__ import annotations
+
+import json
+
+from dagguard.engine.findings import Finding
+from dagguard.engine.runner import CheckResult
+from dagguard.report import formatter
+
+FINDING = Finding(path="dags/a,b.py", line=3, column=5, code="DG101", rule="catchup-without-end-date",
+                  severity="error", end_line=3, end_column=17,
+                  message="DAG 'x' enables catchup: 100% of\nruns", help="set end_date", dag_id="x")
+RESULT = CheckResult(findings=(FINDING,), files_checked=2, dag_count=3, clean_dag_count=2)
+
+
+def test_text_is_ruff_shaped_with_help_and_summary():
+    lines = formatter("text")(RESULT, False).splitlines()
+    assert lines[0].startswith("dags/a,b.py:3:5: DG101 DAG 'x' enables catchup")
+    assert "  help: set end_date" in lines
+    assert lines[-1] == "Found 1 problem in 1 file (2 DAGs clean)"
+
+
+def test_text_colour_only_when_asked():
+    assert "\x1b[" in formatter("text")(RESULT, True)
+    assert "\x1b[" not in formatter("text")(RESULT, False)
+
+
+def test_clean_summary():
+    clean = CheckResult(findings=(), files_checked=1, dag_count=1, clean_dag_count=1)
+    assert formatter("text")(clean, False) == "All checks passed: 1 file, 1 DAG clean\n"
+
+
+def test_github_escapes_properties_and_data():
+    line = formatter("github")(RESULT, False).strip()
+    assert line.startswith("::error title=dagguard (DG101),file=dags/a%2Cb.py,line=3,col=5,endLine=3,endColumn=17::")
+    assert "%0A" in line and "%25" in line and "\n" not in line
+
+
+def test_json_round_trips_every_field():
+    [data] = json.loads(formatter("json")(RESULT, False))
+    assert data == FINDING.to_dict()
+    assert list(data)[:3] == ["code", "rule", "severity"]
+
+
+def test_sarif_region_and_rule_index():
+    log = json.loads(formatter("sarif")(RESULT, False))
+    run = log["runs"][0]
+    result = run["results"][0]
+    assert run["tool"]["driver"]["rules"][result["ruleIndex"]]["id"] == "DG101"
+    assert result["locations"][0]["physicalLocation"]["region"] == {
+        "startLine": 3, "startColumn": 5, "endLine": 3, "endColumn": 17}
