@@ -159,14 +159,19 @@ def _zero(kind: Any) -> Any:
 
 def same_data(first: str, second: str) -> bool:
     """False when two ledger checksums prove different data; checksums of different kinds
-    (Arrow or Python rows) can only prove it through their row counts."""
+    (Python rows, Arrow, an engine's fingerprint) can only prove it through their row counts."""
     count_a, _, digest_a = first.partition(":")
     count_b, _, digest_b = second.partition(":")
     if count_a != count_b:
         return False
-    if digest_a.startswith(ARROW_KIND) != digest_b.startswith(ARROW_KIND):
+    if _kind(digest_a) != _kind(digest_b):
         return True
     return digest_a == digest_b
+
+
+def _kind(digest: str) -> str:
+    # "arrow-<hex>", "duckdb2.0-<hex>.<hex>" (an engine's own fingerprint), or plain hex (rows).
+    return digest.split("-", 1)[0] if "-" in digest else ""
 
 
 def _rows_checksum(batch: Batch) -> str:

@@ -16,7 +16,7 @@ from dagguard.idempotent.checksum import batch_checksum
 from dagguard.idempotent.connections import open_engine
 from dagguard.idempotent.engines import Engine
 from dagguard.idempotent.errors import ConcurrentWriteError, InvalidIdentifierError, TargetTableError
-from dagguard.idempotent.identifiers import TableName, validate_identifier
+from dagguard.idempotent.identifiers import TableName, quote_identifier, validate_identifier
 from dagguard.idempotent.interval import Interval
 from dagguard.idempotent.ledger import RunInfo, ensure_ledger, record_write
 from dagguard.idempotent.validation import check_partition, check_times, check_unique_keys
@@ -126,14 +126,17 @@ def write_interval(conn: Any, table: str, rows: Any, interval: Interval, *,
         raise TypeError("interval must be a dagguard.idempotent.Interval(start, end)")
     spec = WriteSpec.build(table, strategy, time_column, unique_key, delete_missing, partition_column)
     batch = prepare_batch(spec, rows, columns, interval)
-    checksum = batch_checksum(batch)
     with open_engine(conn) as engine:
-        return write_batch(engine, spec, batch, interval, checksum, run or RunInfo())
+        return write_batch(engine, spec, batch, interval, None, run or RunInfo())
 
 
-def write_batch(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Interval, checksum: str,
-                run: RunInfo, observer: StatementObserver | None = None) -> WriteResult:
-    """Run the write in a transaction, retrying write-write conflicts where the engine has them."""
+def write_batch(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Interval,
+                checksum: str | None, run: RunInfo,
+                observer: StatementObserver | None = None) -> WriteResult:
+    """Run the write in a transaction, retrying write-write conflicts where the engine has them.
+
+    `checksum` None: the engine's own fingerprint of the batch where it has one, else
+    batch_checksum()."""
     lock_key = f"{spec.table}|{interval.start.isoformat()}|{interval.end.isoformat()}"
     for attempt in range(1, engine.max_attempts + 1):
         try:
@@ -203,10 +206,37 @@ def _write_in_transaction(engine: Engine, spec: WriteSpec, batch: AnyBatch, inte
         if len(batch):
             batch = _constant(batch, spec.partition_column, partition_value)
     ensure_ledger(engine)
+    in_place = engine.stage_in_place(batch, target_columns) if len(batch) else None
+    try:
+        return _write_rows(engine, spec, batch, interval, checksum, run, observer, target_columns,
+                           (start, end, partition_value), in_place)
+    except BaseException:
+        if in_place:
+            engine.drop_staging(in_place)  # an Arrow registration, not SQL: safe after a failure
+        raise
+
+
+def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Interval,
+                checksum: str | None, run: RunInfo, observer: StatementObserver | None,
+                target_columns: dict[str, str], bounds: tuple[Any, Any, Any],
+                in_place: str | None) -> WriteResult:
+    """The strategy's statements, after the batch has been checked against the target."""
+    start, end, partition_value = bounds
+    if in_place:
+        scope = _scope(spec, start, end, partition_value)
+        unchanged, fingerprint = _compare_fingerprints(engine, spec, batch, in_place, target_columns, scope)
+        checksum = checksum or fingerprint
+        if unchanged:
+            # The interval already holds exactly these rows: rewriting them would change nothing.
+            engine.drop_staging(in_place)
+            return _finish(engine, spec, batch, interval, checksum, run, {"deleted": 0, "inserted": 0, "updated": 0})
+    checksum = checksum or batch_checksum(batch)
     staging = None
     direct = spec.strategy != "merge"
     if len(batch) and direct:
         staging = spec.table.quoted  # rows go straight into the target, after the DELETE
+    elif in_place:
+        staging = in_place
     elif len(batch):
         staging = engine.create_staging(spec.table, batch.columns)
         engine.load_staging(staging, batch)
@@ -251,6 +281,40 @@ def _write_in_transaction(engine: Engine, spec: WriteSpec, batch: AnyBatch, inte
         counts["deleted"] += max(merged - counts["inserted"] - counts["updated"], 0)
     if staging and not direct:
         engine.drop_staging(staging)
+    elif in_place:
+        engine.drop_staging(in_place)
+    return _finish(engine, spec, batch, interval, checksum, run, counts)
+
+
+def _scope(spec: WriteSpec, start: Any, end: Any, partition_value: Any) -> tuple[str, tuple[Any, ...]]:
+    """The WHERE clause selecting the target rows this write owns, and its parameters."""
+    if spec.strategy == "overwrite_partition":
+        return f"{quote_identifier(spec.partition_column)} = ?", (partition_value,)
+    column = quote_identifier(spec.time_column)
+    return f"{column} >= ? AND {column} < ?", (start, end)
+
+
+def _compare_fingerprints(engine: Engine, spec: WriteSpec, batch: AnyBatch, source: str,
+                          target_columns: dict[str, str], scope: tuple[str, tuple[Any, ...]],
+                          ) -> tuple[bool, str | None]:
+    """(the target's rows in scope equal the batch, the batch's checksum from its fingerprint)."""
+    columns = tuple(sorted(batch.columns))
+    mine = engine.fingerprint(source, columns, "1 = 1", ())
+    if mine is None:
+        return False, None
+    kind = f"{engine.dialect}{'.'.join(str(v) for v in engine.version[:2])}-"
+    checksum = f"{mine[0]}:{kind}{'.'.join(format(v, 'x') for v in mine[1:])}"
+    # replace and overwrite_partition give columns the batch lacks their default: skipping is
+    # only right when the batch defines every column. A merge leaves such columns alone.
+    if spec.strategy != "merge" and set(columns) != set(target_columns):
+        return False, checksum
+    theirs = engine.fingerprint(spec.table.quoted, columns, *scope)
+    return theirs == mine, checksum
+
+
+def _finish(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Interval, checksum: str,
+            run: RunInfo, counts: dict[str, int]) -> WriteResult:
+    """Record the write in the ledger and describe it."""
     record_write(engine, run, str(spec.table), interval.start, interval.end, spec.strategy,
                  (len(batch), counts["inserted"], counts["updated"], counts["deleted"]), checksum)
     return WriteResult(

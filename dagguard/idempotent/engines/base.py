@@ -86,6 +86,17 @@ class Engine(ABC):
     def index_staging(self, staging: str, keys: tuple[str, ...]) -> None:
         """Index the staging table on the unique key, where the engine's plans need it."""
 
+    def stage_in_place(self, batch: AnyBatch, target_columns: dict[str, str]) -> str | None:
+        """A derived table reading the batch where it lies, typed like the target, to use
+        instead of a loaded staging table; None where the engine cannot (the default)."""
+        return None
+
+    def fingerprint(self, source: str, columns: tuple[str, ...], where: str,
+                    params: tuple[Any, ...]) -> tuple[int, ...] | None:
+        """(row count, order-independent hashes) of `columns` over `source` rows matching
+        `where`, computed by the engine; None where it has no cheap way (the default)."""
+        return None
+
     def drop_staging(self, staging: str) -> None:
         """Drop the staging table before commit (PostgreSQL drops it on commit itself)."""
         self.execute(f"DROP TABLE {staging}")

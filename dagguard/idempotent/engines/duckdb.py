@@ -99,6 +99,37 @@ class DuckDBEngine(Engine):
     def ledger_types(self) -> tuple[str, str, str]:
         return "VARCHAR", "BIGINT", "TIMESTAMPTZ"
 
+    def stage_in_place(self, batch: AnyBatch, target_columns: dict[str, str]) -> str | None:
+        # DuckDB scans a registered Arrow table where it lies: no copy into a staging table.
+        # The casts give the batch the target's types, as CREATE TABLE ... AS would.
+        if not isinstance(batch, ArrowBatch):
+            return None
+        view = f"dagguard_arrow_{uuid.uuid4().hex[:12]}"
+        self.connection.register(view, batch.table)
+        casts = ", ".join(f"CAST({quote_identifier(c)} AS {target_columns[c]}) AS {quote_identifier(c)}"
+                          for c in batch.columns)
+        return f"(SELECT {casts} FROM {quote_identifier(view)})"
+
+    def fingerprint(self, source: str, columns: tuple[str, ...], where: str,
+                    params: tuple[Any, ...]) -> tuple[int, ...] | None:
+        # Sums of per-row hashes: order-independent, and a duplicated row still counts. Two
+        # column orders give two differently mixed hashes, so a match is a 128-bit coincidence.
+        forward = ", ".join(quote_identifier(c) for c in columns)
+        backward = ", ".join(quote_identifier(c) for c in reversed(columns))
+        sql = (f"SELECT count(*), coalesce(sum(hash({forward})::HUGEINT), 0), "
+               f"coalesce(sum(hash({backward}, 1)::HUGEINT), 0) FROM {source} AS dg_rows WHERE {where}")
+        count, first, second = self.query(sql, params)[0]
+        return int(count), int(first), int(second)
+
+    def drop_staging(self, staging: str) -> None:
+        if staging.startswith("(SELECT"):  # an Arrow table read in place: unregister it
+            try:
+                self.connection.unregister(staging.rsplit(" FROM ", 1)[1].strip('")'))
+            except Exception:  # already gone: dropping twice after a failure is harmless
+                pass
+            return
+        self.execute(f"DROP TABLE {staging}")
+
 
 def _to_arrow(batch: Batch) -> Any:
     """The batch as a pyarrow Table, or None when pyarrow is missing or cannot type a column."""
