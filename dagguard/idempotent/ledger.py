@@ -91,6 +91,13 @@ def record_write(engine: Engine, run: RunInfo, table: str, start: datetime, end:
     engine.execute(f"INSERT INTO {LEDGER_TABLE} ({', '.join(_COLUMNS)}) VALUES ({marks})", values)
 
 
+def last_checksum(engine: Engine, table: str, start: datetime, end: datetime) -> str | None:
+    """The checksum of the latest recorded write of this interval of `table`, if any."""
+    rows = engine.query(f"SELECT checksum FROM {LEDGER_TABLE} WHERE table_name = ? AND interval_start = ? "
+                        f"AND interval_end = ? ORDER BY written_at DESC LIMIT 1", (table, start, end))
+    return rows[0][0] if rows else None
+
+
 def _text(value: Any) -> str:
     if isinstance(value, str):
         try:  # SQLite keeps timestamps as text

@@ -24,6 +24,8 @@ class Engine(ABC):
     max_attempts: int = 1
     # False where timestamps are text we format ourselves (SQLite): no naive/aware distinction.
     typed_timestamps: bool = True
+    # True where fingerprint() answers: an unchanged rerun can then be verified, not rewritten.
+    can_fingerprint: bool = False
 
     def __init__(self, connection: Any) -> None:
         self.connection = connection

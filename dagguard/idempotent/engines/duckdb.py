@@ -20,6 +20,7 @@ class DuckDBEngine(Engine):
     row and the loser retries."""
 
     dialect = "duckdb"
+    can_fingerprint = True
     max_attempts = 20
 
     def _detect_version(self) -> tuple[int, ...]:
