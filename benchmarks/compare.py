@@ -305,7 +305,10 @@ def dagguard_api(setup: Setup) -> Callable[[], int | None]:
     paths = list(setup.files)
 
     def run() -> int:
-        return len(check_paths(paths).findings)
+        result = check_paths(paths)
+        run.files_checked = getattr(result, "files_checked", None)  # type: ignore[attr-defined]
+        run.internal_errors = len(getattr(result, "internal_errors", ()) or ())  # type: ignore[attr-defined]
+        return len(result.findings)
 
     return run
 
@@ -375,14 +378,18 @@ def pylint_airflow(jobs: int) -> Callable[[Setup], Callable[[], int | None]]:
             raise ToolUnavailable("pylint not installed (pip install 'pylint<3' --pre pylint-airflow)")
         python = tool_python(setup, "pylint_airflow")
         messages = probe([str(python), "-c", PYLINT_AIRFLOW_MESSAGES], setup, "pylint-airflow")
+        smoke = setup.workdir / "pylint_airflow_smoke.py"
+        smoke.write_text("VALUE = 1\n")
         probe(
             [str(exe), "--load-plugins=pylint_airflow", "--disable=all", f"--enable={messages}",
-             "--persistent=n", "--score=n", "--rcfile=/dev/null", str(setup.files[0])],
+             "--persistent=n", "--score=n", "--rcfile=/dev/null", str(smoke)],
             setup,
             "pylint-airflow cannot load (0.1.0a1 needs pylint<3)",
         )  # fmt: skip
+        # F0001/F0002 are enabled too: they are how pylint reports a file it could not check
+        # (a plugin exception included), counted apart from the plugin's findings.
         argv = [
-            str(exe), "--load-plugins=pylint_airflow", "--disable=all", f"--enable={messages}",
+            str(exe), "--load-plugins=pylint_airflow", "--disable=all", f"--enable={messages},F0001,F0002",
             "--output-format=json", "--persistent=n", "--score=n", "--rcfile=/dev/null", f"--jobs={jobs}",
         ]  # fmt: skip
         airflow_dir = installed_airflow_dir()
@@ -395,7 +402,17 @@ def pylint_airflow(jobs: int) -> Callable[[Setup], Callable[[], int | None]]:
 
         def run() -> int | None:
             # pylint's exit code is a bit mask of message kinds; 32 is a usage error.
-            return count_json(run_command(argv, setup, ok_codes=tuple(range(32))).stdout)
+            proc = run_command(argv, setup, ok_codes=tuple(range(32)))
+            try:
+                messages_out = json.loads(proc.stdout)
+            except json.JSONDecodeError:
+                # With --jobs > 1 an exception inside a plugin aborts the whole run, no report.
+                tail = proc.stderr.strip().splitlines()[-1:] or ["(no output)"]
+                raise ToolFailed(f"exit {proc.returncode}, no report (aborted): {tail[0][:200]}") from None
+            fatal = [m for m in messages_out if m.get("message-id", "").startswith("F")]
+            run.failed = len(fatal)  # type: ignore[attr-defined]
+            run.first_error = fatal[0]["symbol"] if fatal else None  # type: ignore[attr-defined]
+            return len(messages_out) - len(fatal)
 
         return run
 
@@ -463,9 +480,16 @@ def measure(tool: Tool, setup: Setup, runs: int, budget_s: float) -> Result:
     except Exception as exc:  # noqa: BLE001
         return Result(tool.name, "failed", f"{type(exc).__name__}: {exc}", parallelism=tool.parallelism)
     note = tool.note
+    files_checked = getattr(run, "files_checked", None)
+    if isinstance(files_checked, int) and files_checked != len(setup.files):
+        note = f"{note}; checked {files_checked} of {len(setup.files)} files".lstrip("; ")
+    internal_errors = getattr(run, "internal_errors", 0)
+    if internal_errors:
+        note = f"{note}; {internal_errors} internal errors".lstrip("; ")
     failed_files = getattr(run, "failed", 0)
     if failed_files:
-        note = f"{note}; crashed on {failed_files} files ({getattr(run, 'first_error', '')[:80]})".lstrip("; ")
+        first_error = getattr(run, "first_error", None) or ""
+        note = f"{note}; crashed on {failed_files} files ({first_error[:80]})".lstrip("; ")
     return Result(
         tool.name, "ok", best_s=min(times), runs_s=tuple(times), warmup_s=warmup,
         best_cpu_s=min(cpu_times), runs_cpu_s=tuple(cpu_times),
