@@ -26,6 +26,8 @@ class Engine(ABC):
     typed_timestamps: bool = True
     # True where fingerprint() answers: an unchanged rerun can then be verified, not rewritten.
     can_fingerprint: bool = False
+    # True where updating rows costs more than deleting and reinserting them (DuckDB).
+    prefers_rewrite: bool = False
 
     def __init__(self, connection: Any) -> None:
         self.connection = connection
@@ -98,6 +100,10 @@ class Engine(ABC):
         """(row count, order-independent hashes) of `columns` over `source` rows matching
         `where`, computed by the engine; None where it has no cheap way (the default)."""
         return None
+
+    def has_unique_constraint(self, table: TableName) -> bool:
+        """True when `table` has a primary key or unique index (where prefers_rewrite)."""
+        return True
 
     def drop_staging(self, staging: str) -> None:
         """Drop the staging table before commit (PostgreSQL drops it on commit itself)."""

@@ -21,6 +21,10 @@ class DuckDBEngine(Engine):
 
     dialect = "duckdb"
     can_fingerprint = True
+    # An UPDATE's rows go through the WAL and a checkpoint at commit; a DELETE marks rows and
+    # an INSERT writes new row groups directly (measured: MERGE of 1M changed rows 0.57 s with
+    # its commit, delete + insert 0.4 s).
+    prefers_rewrite = True
     max_attempts = 20
 
     def _detect_version(self) -> tuple[int, ...]:
@@ -121,6 +125,17 @@ class DuckDBEngine(Engine):
                f"coalesce(sum(hash({backward}, 1)::HUGEINT), 0) FROM {source} AS dg_rows WHERE {where}")
         count, first, second = self.query(sql, params)[0]
         return int(count), int(first), int(second)
+
+    def has_unique_constraint(self, table: TableName) -> bool:
+        # A key deleted and inserted again in one transaction can trip DuckDB's ART index.
+        schema = "coalesce(?, current_schema())"
+        params = (table.name, table.schema)
+        constraints = self.query(
+            f"SELECT count(*) FROM duckdb_constraints() WHERE table_name = ? AND schema_name = {schema} "
+            f"AND constraint_type IN ('PRIMARY KEY', 'UNIQUE')", params)[0][0]
+        indexes = self.query(
+            f"SELECT count(*) FROM duckdb_indexes() WHERE table_name = ? AND schema_name = {schema}", params)[0][0]
+        return bool(constraints or indexes)
 
     def drop_staging(self, staging: str) -> None:
         if staging.startswith("(SELECT"):  # an Arrow table read in place: unregister it
