@@ -8,9 +8,12 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
+
+if TYPE_CHECKING:
+    import datetime
 
 app = typer.Typer(
     add_completion=False,
@@ -90,7 +93,7 @@ def check(
     raise typer.Exit(code=0 if exit_zero or not result.findings else 1)
 
 
-def _parse_now(value: Optional[str]) -> "Optional[datetime.datetime]":
+def _parse_now(value: Optional[str]) -> Optional["datetime.datetime"]:
     if value is None:
         return None
     import datetime
