@@ -26,9 +26,6 @@ DELETED, INSERTED, UPDATED, MERGED, COUNT_INSERT, COUNT_UPDATE = (
 BULK_INSERT = "bulk_insert"
 # A statement whose rows were counted beforehand (by merge_summary).
 COUNTED = "counted"
-# merge by rewriting: the DELETE of changed rows counts updates; the INSERT that follows
-# counts those rows again plus the new ones.
-REWRITTEN, REINSERTED = "rewritten", "reinserted"
 
 
 @dataclass(frozen=True)
@@ -62,9 +59,11 @@ class PlanInput:
     # (new, changed, matched) rows of the batch, counted by merge_summary() before planning a
     # local merge: lets the plan skip a MERGE with nothing to do. None for generated SQL.
     merge_counts: tuple[int, int, int] | None = None
-    # merge as "delete the changed rows, insert the rows the target lacks": cheaper than
-    # UPDATE where updates are costly (DuckDB) and the batch holds every target column.
-    rewrite_changed: bool = False
+    # merge as "delete the interval's rows matching a batch key, insert the whole batch":
+    # cheaper than UPDATE where updates are costly (DuckDB) and most matched rows changed.
+    # Only when the batch holds every target column (nothing else to preserve) and
+    # merge_counts are known (the result's counts come from there).
+    rewrite_matched: bool = False
 
 
 def _in_interval(p: PlanInput, qualifier: str) -> tuple[str, tuple[Any, ...]]:
@@ -83,10 +82,10 @@ def _match(p: PlanInput, features: Features, target: str = T) -> str:
     return " AND ".join(parts)
 
 
-def _changed(p: PlanInput, features: Features, target: str = T) -> str:
+def _changed(p: PlanInput, features: Features) -> str:
     others = [c for c in p.columns if c not in p.unique_key]
     return " OR ".join(
-        f"{target}.{quote_identifier(c)} {features.null_safe_ne} {S}.{quote_identifier(c)}" for c in others)
+        f"{T}.{quote_identifier(c)} {features.null_safe_ne} {S}.{quote_identifier(c)}" for c in others)
 
 
 def _insert_all(p: PlanInput) -> Statement:
@@ -208,23 +207,14 @@ def _update_then_insert(p: PlanInput, features: Features) -> list[Statement]:
     return statements
 
 
-def _rewrite_changed(p: PlanInput, features: Features) -> list[Statement]:
-    """Delete the interval's rows whose values changed, then insert every batch row the
-    interval lacks (the changed ones and the new ones)."""
-    statements = []
-    changed = _changed(p, features, quote_identifier(p.target.name))
-    if changed:
-        target = quote_identifier(p.target.name)
-        where, params = _in_interval(p, target)
-        statements.append(Statement(
-            f"DELETE FROM {p.target.quoted} WHERE {where} AND EXISTS (SELECT 1 FROM {p.staging} AS {S} "
-            f"WHERE {_match(p, features, target)} AND ({changed}))", params, REWRITTEN))
-    where, params = _in_interval(p, T)
-    statements.append(Statement(
-        f"INSERT INTO {p.target.quoted} ({quote_columns(p.columns)}) "
-        f"SELECT {quote_columns(p.columns, S + '.')} FROM {p.staging} AS {S} WHERE NOT EXISTS "
-        f"(SELECT 1 FROM {p.target.quoted} AS {T} WHERE {_match(p, features)} AND {where})", params, REINSERTED))
-    return statements
+def _rewrite_matched(p: PlanInput, features: Features) -> list[Statement]:
+    target = quote_identifier(p.target.name)
+    where, params = _in_interval(p, target)
+    cols = quote_columns(p.columns)
+    return [
+        Statement(f"DELETE FROM {p.target.quoted} WHERE {where} AND EXISTS (SELECT 1 FROM {p.staging} AS {S} "
+                  f"WHERE {_match(p, features, target)})", params, COUNTED),
+        Statement(f"INSERT INTO {p.target.quoted} ({cols}) SELECT {cols} FROM {p.staging}", (), COUNTED)]
 
 
 def plan_merge(p: PlanInput, features: Features) -> list[Statement]:
@@ -235,10 +225,10 @@ def plan_merge(p: PlanInput, features: Features) -> list[Statement]:
         where, params = _in_interval(p, "")
         return [Statement(f"DELETE FROM {p.target.quoted} WHERE {where}", params, DELETED)]
     statements: list[Statement] = []
-    if p.rewrite_changed:
-        if p.delete_missing:
+    if p.rewrite_matched:
+        if p.delete_missing:  # engines without BY SOURCE
             statements.append(_delete_missing(p, features))
-        return statements + _rewrite_changed(p, features)
+        return statements + _rewrite_matched(p, features)
     if p.delete_missing and not (features.merge and features.merge_by_source):
         statements.append(_delete_missing(p, features))
     if features.merge and p.merge_counts is not None:

@@ -265,17 +265,17 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
         start=start, end=end, partition_value=partition_value, direct_insert=direct)
     counts = {"deleted": 0, "inserted": 0, "updated": 0}
     first_number = 0
-    if (spec.strategy == "merge" and in_place and engine.prefers_rewrite
-            and set(batch.columns) == set(target_columns)
-            and not engine.has_unique_constraint(spec.table)):
-        # The fingerprints already showed the interval differs from the batch: rewriting the
-        # changed rows beats MERGE's updates here, and needs no counting join first.
-        plan_input = dataclasses.replace(plan_input, rewrite_changed=True)
-    elif spec.strategy == "merge" and staging and engine.features.merge:
+    if spec.strategy == "merge" and staging and engine.features.merge:
         summary = strategies.merge_summary(plan_input, engine.features)
         new, changed, matched = (int(v) for v in engine.query(summary.sql, summary.params)[0])
         counts["inserted"], counts["updated"] = new, changed
-        plan_input = dataclasses.replace(plan_input, merge_counts=(new, changed, matched))
+        # Rewriting pays off once a third of the matched rows changed; a MERGE that also
+        # deletes BY SOURCE stays one statement.
+        rewrite = (engine.prefers_rewrite and changed * 3 > matched
+                   and not (spec.delete_missing and engine.features.merge_by_source)
+                   and set(batch.columns) == set(target_columns)
+                   and not engine.has_unique_constraint(spec.table))
+        plan_input = dataclasses.replace(plan_input, merge_counts=(new, changed, matched), rewrite_matched=rewrite)
         if observer:
             observer(0, summary.sql)
         first_number = 1
@@ -289,10 +289,6 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
             counts["inserted" if statement.effect == strategies.COUNT_INSERT else "updated"] = value
         elif statement.effect == strategies.COUNTED:
             engine.execute(statement.sql, statement.params)
-        elif statement.effect == strategies.REWRITTEN:
-            counts["updated"] += max(engine.execute(statement.sql, statement.params), 0)
-        elif statement.effect == strategies.REINSERTED:
-            counts["inserted"] += max(engine.execute(statement.sql, statement.params) - counts["updated"], 0)
         else:
             affected = engine.execute(statement.sql, statement.params)
             if statement.effect == strategies.MERGED:

@@ -22,8 +22,8 @@ class DuckDBEngine(Engine):
     dialect = "duckdb"
     can_fingerprint = True
     # An UPDATE's rows go through the WAL and a checkpoint at commit; a DELETE marks rows and
-    # an INSERT writes new row groups directly (measured: MERGE of 1M changed rows 0.57 s with
-    # its commit, delete + insert 0.4 s).
+    # an INSERT writes new row groups directly (1M changed rows, 2 cores: MERGE 0.35 s + 0.22 s
+    # commit; delete of the matched rows 0.07 s + insert 0.28 s + 0.03 s commit).
     prefers_rewrite = True
     max_attempts = 20
 
