@@ -8,7 +8,8 @@ the benchmark writes another interval of ``--rows`` rows (2026-01-02) into it:
   in one transaction. Every ratio is a time divided by this one, measured in the same run.
 * each strategy (replace, merge, overwrite_partition) through ``write_interval``:
   ``first`` (the interval is absent), ``unchanged`` (the interval already holds exactly these
-  rows), ``changed`` (it holds them with other values in ``--changed-fraction`` of the rows).
+  rows, written earlier by ``write_interval`` so the ledger has its entry, as a rerun finds
+  it), ``changed`` (the same rerun with other values in ``--changed-fraction`` of the rows).
 
 Every timed run starts from a fresh copy of a prepared database (a file copy for SQLite and
 DuckDB, ``CREATE DATABASE ... TEMPLATE`` for PostgreSQL), so no run sees another's garbage;

@@ -8,24 +8,24 @@ from typing import Any, Callable
 from dagguard.idempotent.arrow_batch import ArrowBatch
 
 
-def _sqlite_column(column: Any, adapt: Callable[[Any], Any]) -> list[Any]:
+def _sqlite_array(column: Any, adapt: Callable[[Any], Any]) -> Any:
+    """One column as the values SqliteEngine.adapt would bind, still as an Arrow array."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     kind = column.type
-    if pa.types.is_timestamp(kind) and kind.tz is not None:
+    if pa.types.is_timestamp(kind) and kind.tz is not None and _years_in_four_digits(column):
         # sqlite_timestamp()'s text, "2026-01-02 00:00:00.000000+00:00", built by strftime:
         # with microsecond units %S carries the six fraction digits.
         utc = column.cast(pa.timestamp("us", tz="UTC"))
-        text = pc.binary_join_element_wise(pc.strftime(utc, format="%Y-%m-%d %H:%M:%S"),
+        return pc.binary_join_element_wise(pc.strftime(utc, format="%Y-%m-%d %H:%M:%S"),
                                            pa.scalar("+00:00"), "")
-        return text.to_pylist()
     if pa.types.is_date32(kind) or pa.types.is_date64(kind):
-        return column.cast(pa.string()).to_pylist()  # date.isoformat()'s text
-    values = column.to_pylist()
+        return column.cast(pa.string())  # date.isoformat()'s text
     if pa.types.is_temporal(kind):
-        return [adapt(v) for v in values]  # naive timestamps, times: the row path's adapter
-    return values
+        # Naive timestamps, times, years strftime would not pad: the row path's adapter.
+        return pa.array([adapt(v) for v in column.to_pylist()])
+    return column
 
 
 def _years_in_four_digits(column: Any) -> bool:
@@ -36,18 +36,14 @@ def _years_in_four_digits(column: Any) -> bool:
     return low is None or (1000 <= low and high <= 9999)
 
 
+def sqlite_arrays(batch: ArrowBatch, adapt: Callable[[Any], Any]) -> list[Any]:
+    """One Arrow array per column, holding what SqliteEngine.adapt would bind for each value."""
+    return [_sqlite_array(batch.column(name), adapt) for name in batch.columns]
+
+
 def sqlite_columns(batch: ArrowBatch, adapt: Callable[[Any], Any]) -> list[list[Any]]:
     """One Python list per column, holding what SqliteEngine.adapt would bind for each value."""
-    import pyarrow as pa
-
-    columns = []
-    for name in batch.columns:
-        column = batch.column(name)
-        if pa.types.is_timestamp(column.type) and not _years_in_four_digits(column):
-            columns.append([adapt(v) for v in column.to_pylist()])  # strftime would not pad the year
-        else:
-            columns.append(_sqlite_column(column, adapt))
-    return columns
+    return [array.to_pylist() for array in sqlite_arrays(batch, adapt)]
 
 
 def _csv_safe(kind: Any) -> bool:

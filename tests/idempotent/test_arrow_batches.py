@@ -146,8 +146,6 @@ def test_a_million_rows_are_never_turned_into_python_rows():
 
 @pytest.mark.parametrize("strategy", ["replace", "merge", "overwrite_partition"])
 def test_an_unchanged_interval_is_not_rewritten(db, strategy):
-    if db.dialect == "sqlite":
-        pytest.skip("SQLite has no fingerprint: it rewrites the interval")
     _create(db)
     _write(db, _arrow(ROWS), strategy)
     again = _write(db, _arrow(list(reversed(ROWS))), strategy)
@@ -196,3 +194,20 @@ def test_arrow_merge_counts_and_rows_match_the_row_path(db, delete_missing, key)
     kept = [] if delete_missing else [3]
     assert [r[0] for r in db.rows("events", "k")] == sorted([1, 2, 7] + kept)
     assert ("changed",) in db.rows("events", "v")
+
+
+def test_sqlite_fingerprints_values_as_bound_and_as_read_back(tmp_path):
+    from dagguard.idempotent.arrow_batch import from_arrow
+    from dagguard.idempotent.engines import engine_for
+    from tests.idempotent.helpers import sqlite_database
+
+    db = sqlite_database(tmp_path)
+    _create(db)
+    _write(db, _arrow(ROWS), "replace")
+    engine = engine_for(db.connect())
+    columns = tuple(sorted(NAMES))
+    stored = engine.fingerprint('"events"', columns, "1 = 1", ())
+    assert stored == engine.batch_fingerprint(from_arrow(_arrow(list(reversed(ROWS)))), columns)
+    assert stored != engine.batch_fingerprint(from_arrow(_arrow(ROWS[:3])), columns)
+    db.run("UPDATE events SET amount = '0.5' WHERE k = 1")  # text in a REAL column: stored as 0.5
+    assert engine.fingerprint('"events"', columns, "1 = 1", ()) != stored

@@ -105,6 +105,11 @@ class Engine(ABC):
         """True when `table` has a primary key or unique index (where prefers_rewrite)."""
         return True
 
+    def batch_fingerprint(self, batch: AnyBatch, columns: tuple[str, ...]) -> tuple[int, ...] | None:
+        """fingerprint() of the batch computed on the client, where the engine's fingerprint
+        is a client-side one too; None elsewhere (the batch is then staged and fingerprinted)."""
+        return None
+
     def drop_staging(self, staging: str) -> None:
         """Drop the staging table before commit (PostgreSQL drops it on commit itself)."""
         self.execute(f"DROP TABLE {staging}")

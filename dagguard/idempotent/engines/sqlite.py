@@ -8,7 +8,8 @@ from datetime import date, datetime, timezone
 from typing import Any, Iterator
 
 from dagguard.idempotent.arrow_batch import ArrowBatch
-from dagguard.idempotent.arrow_convert import sqlite_columns
+from dagguard.idempotent.arrow_convert import sqlite_arrays, sqlite_columns
+from dagguard.idempotent.checksum import arrow_checksum
 from dagguard.idempotent.batch import AnyBatch
 from dagguard.idempotent.engines.base import Engine
 from dagguard.idempotent.errors import IdempotentWriteError
@@ -25,6 +26,10 @@ class SqliteEngine(Engine):
 
     dialect = "sqlite"
     typed_timestamps = False
+    # SQLite has no hash function: fingerprints are Arrow checksums of the values as bound
+    # (the batch) and as read back (the table), computed here. Reading an interval back costs
+    # less than deleting and inserting it again.
+    can_fingerprint = True
 
     def _detect_version(self) -> tuple[int, ...]:
         (version,) = self.connection.execute("SELECT sqlite_version()").fetchone()
@@ -96,6 +101,39 @@ class SqliteEngine(Engine):
 
     def ledger_types(self) -> tuple[str, str, str]:
         return "TEXT", "INTEGER", "TEXT"
+
+    def batch_fingerprint(self, batch: AnyBatch, columns: tuple[str, ...]) -> tuple[int, ...] | None:
+        if not isinstance(batch, ArrowBatch):
+            return None
+        import pyarrow as pa
+
+        arrays = dict(zip(batch.columns, sqlite_arrays(batch, self.adapt)))
+        return _arrow_fingerprint(pa.table({c: arrays[c] for c in columns}))
+
+    def fingerprint(self, source: str, columns: tuple[str, ...], where: str,
+                    params: tuple[Any, ...]) -> tuple[int, ...] | None:
+        import pyarrow as pa
+
+        cols = ", ".join(quote_identifier(c) for c in columns)
+        rows = self.query(f"SELECT {cols} FROM {source} AS dg_rows WHERE {where}", params)
+        if not rows:
+            return (0,)
+        try:
+            # SQLite's dynamic typing may mix kinds in a column: then no fingerprint, a rewrite.
+            table = pa.table({c: pa.array(values) for c, values in zip(columns, zip(*rows))})
+        except (pa.ArrowException, TypeError, ValueError):
+            return None
+        return _arrow_fingerprint(table)
+
+
+def _arrow_fingerprint(table: Any) -> tuple[int, ...] | None:
+    from dagguard.idempotent.arrow_batch import from_arrow
+
+    digest = arrow_checksum(from_arrow(table))
+    if digest is None:
+        return None
+    count, _, value = digest.partition(":")
+    return int(count), int(value.split("-", 1)[1], 16)
 
 
 def connect_sqlite(path: str, read_only: bool = False) -> sqlite3.Connection:
