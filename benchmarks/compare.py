@@ -235,16 +235,20 @@ def probe(argv: Sequence[str], setup: Setup, what: str) -> str:
 
 
 def tool_python(setup: Setup, module: str) -> Path:
-    """The interpreter of the tools venv that has ``module`` importable."""
+    """The interpreter of the tools venv that has ``module`` importable, else why not."""
+    reasons: list[str] = []
     for folder in setup.tools_bin:
         python = folder / "python"
-        if python.is_file():
-            check = subprocess.run(
-                [str(python), "-c", f"import {module}"], check=False, capture_output=True, text=True, cwd=setup.workdir
-            )
-            if check.returncode == 0:
-                return python
-    raise ToolUnavailable(f"no interpreter in {', '.join(map(str, setup.tools_bin))} can import {module}")
+        if not python.is_file():
+            continue
+        check = subprocess.run(
+            [str(python), "-c", f"import {module}"], check=False, capture_output=True, text=True, cwd=setup.workdir
+        )
+        if check.returncode == 0:
+            return python
+        last = check.stderr.strip().splitlines()[-1:] or ["(no output)"]
+        reasons.append(f"{python}: {last[0][:160]}")
+    raise ToolUnavailable(f"cannot import {module}: " + "; ".join(reasons))
 
 
 def count_json(stdout: str) -> int | None:
@@ -376,7 +380,10 @@ def pylint_airflow(jobs: int) -> Callable[[Setup], Callable[[], int | None]]:
         exe = find_executable("pylint", setup)
         if exe is None:
             raise ToolUnavailable("pylint not installed (pip install 'pylint<3' --pre pylint-airflow)")
-        python = tool_python(setup, "pylint_airflow")
+        try:
+            python = tool_python(setup, "pylint_airflow")
+        except ToolUnavailable as exc:
+            raise ToolUnavailable(f"{exc} (pylint-airflow 0.1.0a1 needs pylint<3)") from exc
         messages = probe([str(python), "-c", PYLINT_AIRFLOW_MESSAGES], setup, "pylint-airflow")
         smoke = setup.workdir / "pylint_airflow_smoke.py"
         smoke.write_text("VALUE = 1\n")
