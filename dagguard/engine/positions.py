@@ -9,14 +9,15 @@ reported node starts or ends, and stops as soon as the last one has been seen.
 from __future__ import annotations
 
 import re
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Optional
+from typing import ContextManager, Iterable, Iterator, Optional
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 _NEWLINE = re.compile(r"\r\n?|\n")
+_NOTHING_TO_RECORD: ContextManager[None] = nullcontext()
 
 
 @dataclass(frozen=True)
@@ -73,12 +74,15 @@ class _LocatingState(CodegenState):
             if self.remaining == 0:
                 raise _AllFound
 
-    @contextmanager
     def record_syntactic_position(self, node: cst.CSTNode, *, start_node: Optional[cst.CSTNode] = None,
-                                  end_node: Optional[cst.CSTNode] = None) -> Iterator[None]:
+                                  end_node: Optional[cst.CSTNode] = None) -> ContextManager[None]:
+        # Called for most nodes: a shared no-op context manager is far cheaper than a generator.
         if id(node) not in self.wanted:
-            yield
-            return
+            return _NOTHING_TO_RECORD
+        return self._recording(node)
+
+    @contextmanager
+    def _recording(self, node: cst.CSTNode) -> Iterator[None]:
         start = self._here()
         yield
         self.syntactic[id(node)] = (start, self._here())

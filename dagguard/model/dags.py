@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 
 import libcst as cst
 
 from dagguard.model import airflow_names as names
 from dagguard.model.arguments import ArgValue, Arguments, call_arguments, dict_arguments
 from dagguard.model.scope import FunctionBinding, Scope, function_scope, module_scope
+from dagguard.model.tree import branch_nodes, child_nodes
 from dagguard.model.values import Evaluator
 
 
@@ -96,38 +97,8 @@ class _Ctx:
     parse_time: bool                 # does this code run when the file is parsed?
 
 
-_SKIPPED_FIELDS = frozenset({
-    "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators", "header",
-    "footer", "trailing_whitespace", "equal", "colon", "dot", "operator", "newline", "indent",
-    "star", "asynchronous", "whitespace", "prefix", "quote", "default_indent", "default_newline",
-    "encoding", "value_type",
-})
-_FIELDS: dict[type, tuple[str, ...]] = {}
 _TASKFLOW_CHAIN = frozenset({"override", "partial"})
 _EXPANDERS = frozenset({"expand", "expand_kwargs"})
-
-
-def _child_fields(node: cst.CSTNode) -> tuple[str, ...]:
-    kind = type(node)
-    found = _FIELDS.get(kind)
-    if found is None:
-        found = tuple(
-            f.name for f in dataclasses.fields(node)
-            if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace")
-        )
-        _FIELDS[kind] = found
-    return found
-
-
-def _children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    for name in _child_fields(node):
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            yield value
-        elif isinstance(value, (list, tuple)):
-            for item in value:
-                if isinstance(item, cst.CSTNode):
-                    yield item
 
 
 class _Builder:
@@ -145,14 +116,15 @@ class _Builder:
     def build(self) -> FileModel:
         root = _Ctx(scope=self.scope, dag=None, group="", parse_time=True)
         stack: list[tuple[cst.CSTNode, _Ctx]] = [(stmt, root) for stmt in reversed(self.module.body)]
+        push, pop, handlers = stack.append, stack.pop, _HANDLERS
         while stack:
-            node, ctx = stack.pop()
-            handler = _HANDLERS.get(type(node))
+            node, ctx = pop()
+            handler = handlers.get(type(node))
             if handler is not None:
-                pushed = handler(self, node, ctx)
+                stack.extend(reversed(handler(self, node, ctx)))
             else:
-                pushed = [(child, ctx) for child in _children(node)]
-            stack.extend(reversed(pushed))
+                for child in reversed(branch_nodes(node)):
+                    push((child, ctx))
         return FileModel(self.module, self.scope, self.dags, self.parse_time_calls)
 
     # --- DAGs ------------------------------------------------------------------------------
@@ -355,14 +327,15 @@ def _handle_assign(b: _Builder, node: cst.Assign, ctx: _Ctx) -> list[tuple[cst.C
         dag = b.new_dag_from_call(node.value, "call", ctx)  # type: ignore[arg-type]
         for target in node.targets:
             b.bind_dag_var(target.target, dag, ctx.scope)
-    return [(child, ctx) for child in _children(node)]
+    return [(child, ctx) for child in child_nodes(node)]
 
 
 def _handle_call(b: _Builder, node: cst.Call, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
     if id(node) not in b.claimed_calls:
         if b.is_dag_call(node, ctx.scope):
             b.new_dag_from_call(node, "call", ctx)
-        else:
+        elif ctx.dag is not None or any(a.keyword is not None and a.keyword.value == "dag" for a in node.args):
+            # Outside a DAG's body only `dag=` can attach a task: skip the lookups otherwise.
             task = b.taskflow_task(node, ctx) or b.operator_task(node, ctx)
             if task is not None:
                 dag = ctx.dag

@@ -9,7 +9,6 @@ unsure.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import re
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ import libcst as cst
 from dagguard.model.context_keys import INTERVAL_KEYS, REMOVED_KEYS
 from dagguard.model.scope import ConstantBinding, FunctionBinding, Scope, function_scope
 from dagguard.model.templates import analyse_template, has_jinja
+from dagguard.model.tree import child_nodes
 from dagguard.model.values import WALL_CLOCK_FUNCTIONS, Evaluator
 
 CLOCK_FUNCTIONS = (WALL_CLOCK_FUNCTIONS - {"airflow.utils.dates.days_ago"}) | frozenset({
@@ -145,7 +145,7 @@ class _Analysis:
         while stack:
             node = stack.pop()
             self.nodes.append(node)
-            children = list(_children(node))
+            children = child_nodes(node)
             for child in children:
                 self.parents[id(child)] = node
             stack.extend(reversed(children))
@@ -434,32 +434,6 @@ class _Analysis:
 
 # libcst's `node.children` rebuilds every node through a visitor: reading the dataclass fields
 # directly is an order of magnitude cheaper (see dagguard.model.dags).
-_SKIPPED_FIELDS = frozenset({
-    "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators", "header",
-    "footer", "trailing_whitespace", "equal", "colon", "dot", "operator", "newline", "indent",
-    "star", "asynchronous", "whitespace", "prefix", "quote", "default_indent", "default_newline",
-    "encoding", "value_type",
-})
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    kind = type(node)
-    names = _FIELDS.get(kind)
-    if names is None:
-        names = tuple(f.name for f in dataclasses.fields(node)
-                      if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace"))
-        _FIELDS[kind] = names
-    for name in names:
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            yield value
-        elif isinstance(value, (list, tuple)):
-            for item in value:
-                if isinstance(item, cst.CSTNode):
-                    yield item
-
-
 def _parameters(function: cst.FunctionDef) -> dict[str, cst.CSTNode]:
     params = function.params
     found: dict[str, cst.CSTNode] = {}

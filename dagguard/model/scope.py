@@ -38,6 +38,7 @@ class OpaqueBinding:
 
 Binding = Union[ImportBinding, ConstantBinding, FunctionBinding, OpaqueBinding]
 OPAQUE = OpaqueBinding()
+_NOTHING: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -70,15 +71,17 @@ class Scope:
 
         Empty when any binding of the base name is not an import.
         """
+        # `type(...) is` rather than isinstance: libcst nodes are ABCs, whose isinstance checks
+        # are slow, and this runs for every call in the file.
         attrs: list[str] = []
-        while isinstance(expr, cst.Attribute):
-            attrs.append(expr.attr.value)
-            expr = expr.value
-        if not isinstance(expr, cst.Name):
-            return frozenset()
-        bindings = self.lookup(expr.value)
-        if not bindings or not all(isinstance(b, ImportBinding) for b in bindings):
-            return frozenset()
+        while type(expr) is cst.Attribute:
+            attrs.append(expr.attr.value)  # type: ignore[attr-defined]
+            expr = expr.value  # type: ignore[attr-defined]
+        if type(expr) is not cst.Name:
+            return _NOTHING
+        bindings = self.lookup(expr.value)  # type: ignore[attr-defined]
+        if not bindings or not all(type(b) is ImportBinding for b in bindings):
+            return _NOTHING
         suffix = "".join("." + a for a in reversed(attrs))
         return frozenset(b.qualname + suffix for b in bindings)  # type: ignore[union-attr]
 

@@ -98,7 +98,9 @@ class Evaluator:
             return UNKNOWN
 
     def _value(self, node: cst.BaseExpression, depth: int) -> Any:
-        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        if type(node) is cst.SimpleString:
+            return simple_string_value(node)
+        if isinstance(node, cst.ConcatenatedString):
             value = node.evaluated_value
             return UNKNOWN if value is None else value
         if isinstance(node, (cst.Integer, cst.Float)):
@@ -259,6 +261,15 @@ class Evaluator:
             elif isinstance(current, cst.Attribute):
                 stack.append(current.value)
         return found
+
+
+def simple_string_value(node: cst.SimpleString) -> Any:
+    """The string's value; plain literals without escapes skip libcst's ast.literal_eval."""
+    text = node.value
+    if text[0] in "'\"" and "\\" not in text and "\r" not in text:
+        quote = text[:3] if text[:3] in ('"""', "'''") else text[0]
+        return text[len(quote):-len(quote)]
+    return node.evaluated_value
 
 
 def _make_datetime(args: list[Any], kwargs: dict[str, Any]) -> Any:

@@ -209,3 +209,14 @@ def test_parse_time_calls_exclude_task_and_function_bodies():
     """)
     args = [c.node.args[0].value.value for c in file.parse_time_calls]
     assert args == ['"a"', '"c"']
+
+
+@pytest.mark.parametrize("source", [
+    '"abc"', "'a\\'b'", '"""x\ny"""', "r'a\\d'", "b'x'", "'''q'''", '""', "u'x'", "'tab\\there'",
+    '"""a\r\nb"""',
+])
+def test_fast_string_values_match_python(source):
+    from dagguard.model.values import simple_string_value
+
+    node = cst.parse_expression(source)
+    assert simple_string_value(node) == node.evaluated_value
