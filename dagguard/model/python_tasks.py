@@ -20,7 +20,7 @@ from dagguard.model.context_keys import INTERVAL_KEYS, REMOVED_KEYS
 from dagguard.model.scope import ConstantBinding, FunctionBinding, Scope, function_scope
 from dagguard.model.templates import analyse_template, has_jinja
 from dagguard.model.tree import child_nodes
-from dagguard.model.values import WALL_CLOCK_FUNCTIONS, Evaluator
+from dagguard.model.values import WALL_CLOCK_FUNCTIONS, Evaluator, simple_string_value
 
 CLOCK_FUNCTIONS = (WALL_CLOCK_FUNCTIONS - {"airflow.utils.dates.days_ago"}) | frozenset({
     "time.time_ns", "pendulum.utcnow", "airflow.utils.timezone.now", "airflow.sdk.timezone.now",
@@ -169,18 +169,20 @@ class _Analysis:
         write_like = False
         jinja: list[tuple[cst.CSTNode, str]] = []
         uses_tempfile = False
+        # `type(...) is` rather than isinstance: libcst nodes are ABCs, slow to isinstance-check.
         for node in self.nodes:
-            if isinstance(node, cst.Return) and node.value is not None:
+            kind = type(node)
+            if kind is cst.Return and node.value is not None:  # type: ignore[attr-defined]
                 returns_value = True
-            elif isinstance(node, cst.Attribute) and node.attr.value in INTERVAL_KEYS:
+            elif kind is cst.Attribute and node.attr.value in INTERVAL_KEYS:  # type: ignore[attr-defined]
                 uses_interval = True
-            elif isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-                text = node.evaluated_value if isinstance(node, cst.SimpleString) else None
+            elif kind is cst.SimpleString or kind is cst.ConcatenatedString:
+                text = simple_string_value(node) if kind is cst.SimpleString else None  # type: ignore[arg-type]
                 if isinstance(text, str) and has_jinja(text):
                     jinja.append((node, text))
                     if analyse_template(text).interval:
                         uses_interval = True
-            elif isinstance(node, cst.Name) and node.value in context_names:
+            elif kind is cst.Name and node.value in context_names:  # type: ignore[attr-defined]
                 lookup = self._context_lookup(node)
                 if lookup is None:
                     if self._forwards(node):
@@ -190,8 +192,8 @@ class _Analysis:
                         uses_interval = True
                     if lookup.key in REMOVED_KEYS:
                         removed.append(lookup)
-            elif isinstance(node, cst.Call):
-                qual = self.scope.qualname(node.func)
+            elif kind is cst.Call:
+                qual = self.scope.qualname(node.func)  # type: ignore[attr-defined]
                 if qual is not None and qual.startswith("tempfile."):
                     uses_tempfile = True
                 if qual in CLOCK_FUNCTIONS:
