@@ -137,7 +137,8 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
         spans = locate(module, [r.node for _, r in reports] + dag_nodes) if (reports or dag_nodes) else {}
     except RecursionError:
         return FileResult(path, (_syntax_finding(shown, 1, 1, "cannot check: the file is nested too deeply"),))
-    noqa = parse_noqa(_source_text(source, module)) if reports else {}
+    # Findings need it now; DAG sites need it later, for the cross-file rules.
+    noqa = parse_noqa(_source_text(source, module)) if (reports or dag_nodes) else {}
 
     findings: list[Finding] = []
     flagged_dags: set[int] = set()
@@ -161,8 +162,6 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
         for dag in model.dags
         if dag.dag_id is not None and (span := spans.get(id(dag.report_node))) is not None
     )
-    if sites and not noqa:
-        noqa = parse_noqa(_source_text(source, module))
     return FileResult(path, tuple(findings), sites, len(model.dags), len(flagged_dags), noqa, tuple(errors))
 
 
