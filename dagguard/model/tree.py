@@ -39,23 +39,29 @@ def _is_node(kind: type) -> bool:
     return found
 
 
-def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """The node's children that can contain code, in source order (decorators excepted)."""
+def _children(node: cst.CSTNode, skipped: frozenset[type]) -> list[cst.CSTNode]:
     out: list[cst.CSTNode] = []
     for name in _fields(type(node)):
         value = getattr(node, name)
         kind = type(value)
         if kind is list or kind is tuple:
             for item in value:
-                if _is_node(type(item)):
+                item_kind = type(item)
+                if item_kind not in skipped and _is_node(item_kind):
                     out.append(item)
-        elif _is_node(kind):
+        elif kind not in skipped and _is_node(kind):
             out.append(value)
     return out
 
 
+def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The node's children that can contain code, in source order (decorators excepted)."""
+    return _children(node, _NO_TYPES)
+
+
 # Nodes that can contain nothing but text: the DAG walk never needs to visit them.
-_LEAF_TYPES = frozenset({
+_NO_TYPES: frozenset[type] = frozenset()
+_LEAF_TYPES: frozenset[type] = frozenset({
     cst.Name, cst.SimpleString, cst.Integer, cst.Float, cst.Imaginary, cst.Ellipsis, cst.Pass,
     cst.Break, cst.Continue, cst.Import, cst.ImportFrom, cst.FormattedStringText,
 })
@@ -63,16 +69,4 @@ _LEAF_TYPES = frozenset({
 
 def branch_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
     """Like child_nodes, without the leaves (names, literals, imports)."""
-    out: list[cst.CSTNode] = []
-    leaves = _LEAF_TYPES
-    for name in _fields(type(node)):
-        value = getattr(node, name)
-        kind = type(value)
-        if kind is list or kind is tuple:
-            for item in value:
-                item_kind = type(item)
-                if item_kind not in leaves and _is_node(item_kind):
-                    out.append(item)
-        elif kind not in leaves and _is_node(kind):
-            out.append(value)
-    return out
+    return _children(node, _LEAF_TYPES)
