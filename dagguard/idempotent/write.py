@@ -271,6 +271,8 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
         start=start, end=end, partition_value=partition_value, direct_insert=direct)
     counts = {"deleted": 0, "inserted": 0, "updated": 0}
     first_number = 0
+    if spec.strategy == "merge" and staging:
+        engine.size_joins(len(batch))
     if spec.strategy == "merge" and staging and engine.features.merge:
         summary = strategies.merge_summary(plan_input, engine.features)
         new, changed, matched = (int(v) for v in engine.query(summary.sql, summary.params)[0])

@@ -110,6 +110,10 @@ class Engine(ABC):
         is a client-side one too; None elsewhere (the batch is then staged and fingerprinted)."""
         return None
 
+    def size_joins(self, rows: int) -> None:
+        """Give this transaction's joins against a batch of `rows` rows the memory they need
+        (PostgreSQL); a no-op where the engine sizes its joins itself (the default)."""
+
     def drop_staging(self, staging: str) -> None:
         """Drop the staging table before commit (PostgreSQL drops it on commit itself)."""
         self.execute(f"DROP TABLE {staging}")
