@@ -11,7 +11,8 @@ from typing import Any, Callable, Sequence
 from dagguard.idempotent import strategies
 from dagguard.idempotent.arrow_batch import ArrowBatch
 from dagguard.idempotent.arrow_validation import check_arrow
-from dagguard.idempotent.batch import AnyBatch, as_rows, replace_column, to_batch
+from dagguard.idempotent.arrow_from_rows import rows_to_arrow
+from dagguard.idempotent.batch import AnyBatch, Batch, as_rows, replace_column, to_batch
 from dagguard.idempotent.checksum import batch_checksum
 from dagguard.idempotent.connections import open_engine
 from dagguard.idempotent.engines import Engine
@@ -90,6 +91,8 @@ StatementObserver = Callable[[int, str], None]
 def prepare_batch(spec: WriteSpec, rows: Any, columns: Sequence[str] | None, interval: Interval) -> AnyBatch:
     """Normalise and validate the rows; IntervalViolationError before the database is touched."""
     batch = to_batch(rows, columns)
+    if isinstance(batch, Batch):
+        batch = rows_to_arrow(batch) or batch
     table = str(spec.table)
     check_time = bool(spec.time_column) and (
         spec.strategy != "overwrite_partition" or spec.time_column in batch.columns)

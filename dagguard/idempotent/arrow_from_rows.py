@@ -1,0 +1,61 @@
+"""Python rows (dicts, tuples) turned into an Arrow table once, so that a million of them take
+the columnar path (validation, checksum, bulk load) instead of being handled value by value.
+
+Only where pyarrow maps every column exactly: one plain type per column, NULLs aside, and
+datetimes all aware or all naive (pyarrow would silently read naive values as UTC next to
+aware ones). Anything else stays Python rows, which every engine also takes.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from operator import attrgetter
+from typing import Any
+
+from dagguard.idempotent.arrow_batch import ArrowBatch
+from dagguard.idempotent.batch import Batch
+
+# Types whose pyarrow inference is exact: int64 (larger ints overflow and fall back), double,
+# string, bool, date32. datetime (and subclasses such as pendulum's) is checked separately.
+# Not Decimal, bytes, time, containers: the drivers' own adapters handle those in the row path.
+_EXACT = frozenset({int, float, str, bool, date})
+_NONE = type(None)
+_tzinfo = attrgetter("tzinfo")
+
+
+def rows_to_arrow(batch: Batch) -> ArrowBatch | None:
+    """`batch` as an ArrowBatch holding the same values, or None when pyarrow is missing or a
+    column has no exact Arrow type. The original rows are kept for error reports."""
+    if not batch.rows:
+        return None
+    try:
+        import pyarrow as pa
+    except ImportError:
+        return None
+    arrays = {}
+    for name, values in zip(batch.columns, zip(*batch.rows)):
+        if not _exactly_typed(values):
+            return None
+        try:
+            arrays[name] = pa.array(values)
+        except (pa.ArrowException, OverflowError, TypeError, ValueError):
+            return None
+    converted = ArrowBatch(batch.columns, pa.table(arrays))
+    # ArrowBatch.rows is a cached_property: seed it with the user's own values, so a violation
+    # report shows them as given rather than as Arrow hands them back.
+    converted.__dict__["rows"] = batch.rows
+    return converted
+
+
+def _exactly_typed(values: tuple[Any, ...]) -> bool:
+    kinds = set(map(type, values))
+    kinds.discard(_NONE)
+    if len(kinds) != 1:
+        return False  # mixed types, or only NULLs (no type to infer)
+    (kind,) = kinds
+    if kind in _EXACT:
+        return True
+    if issubclass(kind, datetime):
+        zones = set(map(_tzinfo, (v for v in values if v is not None)))
+        return None not in zones or zones == {None}
+    return False
