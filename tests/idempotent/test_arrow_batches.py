@@ -49,8 +49,14 @@ def _write(db, rows, strategy, **options):
         conn.close()
 
 
+@pytest.fixture
+def python_rows(monkeypatch):
+    """Keep Python rows on the row path (write_interval would otherwise convert them to Arrow)."""
+    monkeypatch.setattr("dagguard.idempotent.write.rows_to_arrow", lambda batch: None)
+
+
 @pytest.mark.parametrize("strategy", ["replace", "merge", "overwrite_partition"])
-def test_arrow_and_tuples_write_the_same_rows(db, strategy):
+def test_arrow_and_tuples_write_the_same_rows(db, strategy, python_rows):
     _create(db)
     _write(db, ROWS, strategy, columns=NAMES)
     from_tuples = db.rows()
@@ -213,3 +219,36 @@ def test_sqlite_fingerprints_values_as_bound_and_as_read_back(tmp_path):
     assert stored != engine.batch_fingerprint(from_arrow(_arrow(ROWS[:3])), columns)
     db.run("UPDATE events SET amount = '0.5' WHERE k = 1")  # text in a REAL column: stored as 0.5
     assert engine.fingerprint('"events"', columns, "1 = 1", ()) != stored
+
+
+@pytest.mark.parametrize("extra_row", [False, True])
+def test_duckdb_rewrite_deletes_by_range_only_when_every_interval_row_matched(tmp_path, extra_row):
+    from tests.idempotent.helpers import duckdb_database
+    from dagguard.idempotent.checksum import batch_checksum
+    from dagguard.idempotent.engines import engine_for
+    from dagguard.idempotent.ledger import RunInfo
+    from dagguard.idempotent.write import WriteSpec, prepare_batch, write_batch
+
+    db = duckdb_database(tmp_path)
+    _create(db)
+    first = [r for r in ROWS if r[0] is not None]
+    _write(db, _arrow(first), "merge")
+    if extra_row:  # a row of the interval whose key the next batch lacks: it must survive
+        db.run("INSERT INTO events VALUES (9, ?, DATE '2026-01-01', 'kept', 9.0)", (at(1, 9),))
+    changed = [(k, ts, ds, f"{v} changed", 1.0) for k, ts, ds, v, _ in first] + [(7, at(1, 3), date(2026, 1, 1), "new", 1.0)]
+    seen = []
+    spec = WriteSpec.build("events", "merge", "ts", ["k"], False, "ds")
+    batch = prepare_batch(spec, _arrow(changed), None, DAY1)
+    conn = db.connect()
+    try:
+        result = write_batch(engine_for(conn), spec, batch, DAY1, batch_checksum(batch), RunInfo(),
+                             lambda n, sql: seen.append(sql))
+    finally:
+        conn.close()
+    deletes = [sql for sql in seen if sql.startswith("DELETE")]
+    assert len(deletes) == 1 and ("EXISTS" in deletes[0]) == extra_row
+    assert (result.rows_inserted, result.rows_updated, result.rows_deleted) == (1, 3, 0)
+    expected = sorted([1, 2, 3, 7] + ([9] if extra_row else []))
+    assert [r[0] for r in db.rows("events", "k")] == expected
+    assert sorted(v for (v,) in db.rows("events", "v") if v) == sorted(
+        [f"{v} changed" for *_, v, _ in first] + ["new"] + (["kept"] if extra_row else []))
