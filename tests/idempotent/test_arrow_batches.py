@@ -252,3 +252,35 @@ def test_duckdb_rewrite_deletes_by_range_only_when_every_interval_row_matched(tm
     assert [r[0] for r in db.rows("events", "k")] == expected
     assert sorted(v for (v,) in db.rows("events", "v") if v) == sorted(
         [f"{v} changed" for *_, v, _ in first] + ["new"] + (["kept"] if extra_row else []))
+
+
+@pytest.mark.parametrize("change_one", [True, False])
+def test_duckdb_rewrites_once_a_single_matched_row_changed(tmp_path, change_one):
+    from tests.idempotent.helpers import duckdb_database
+    from dagguard.idempotent.checksum import batch_checksum
+    from dagguard.idempotent.engines import engine_for
+    from dagguard.idempotent.ledger import RunInfo
+    from dagguard.idempotent.write import WriteSpec, prepare_batch, write_batch
+
+    db = duckdb_database(tmp_path)
+    _create(db)
+    rows = [(k, at(1, 0, k), date(2026, 1, 1), f"v{k}", float(k)) for k in range(50)]
+    _write(db, _arrow(rows), "merge")
+    again = list(rows) + [(50, at(1, 1), date(2026, 1, 1), "new", 50.0)]
+    if change_one:
+        again[7] = (7, at(1, 0, 7), date(2026, 1, 1), "seven", 7.0)
+    seen = []
+    spec = WriteSpec.build("events", "merge", "ts", ["k"], False, "ds")
+    batch = prepare_batch(spec, _arrow(again), None, DAY1)
+    conn = db.connect()
+    try:
+        result = write_batch(engine_for(conn), spec, batch, DAY1, batch_checksum(batch), RunInfo(),
+                             lambda n, sql: seen.append(sql))
+    finally:
+        conn.close()
+    # One changed row of 50 is enough to delete and reinsert rather than MERGE (cheaper on
+    # DuckDB whatever the fraction); with none changed, only the new row is written.
+    assert any(sql.startswith("DELETE") for sql in seen) == change_one
+    assert any(sql.startswith("MERGE") for sql in seen) != change_one
+    assert (result.rows_inserted, result.rows_updated, result.rows_deleted) == (1, int(change_one), 0)
+    assert sorted(db.rows("events", "k, v")) == sorted((k, v) for k, _, _, v, _ in again)
