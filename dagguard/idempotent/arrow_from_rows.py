@@ -1,5 +1,6 @@
-"""Python rows (dicts, tuples) turned into an Arrow table once, so that a million of them take
-the columnar path (validation, checksum, bulk load) instead of being handled value by value.
+"""Python rows (dicts, tuples) and pandas DataFrames turned into an Arrow table once, so that a
+million of them take the columnar path (validation, checksum, bulk load) instead of being
+handled value by value.
 
 Only where pyarrow maps every column exactly: one plain type per column, NULLs aside, and
 datetimes all aware or all naive (pyarrow would silently read naive values as UTC next to
@@ -61,3 +62,39 @@ def _exactly_typed(values: list[Any]) -> bool:
         zones = set(map(_tzinfo, filter(None, values)))  # datetimes are never falsy; NULLs are
         return None not in zones or zones == {None}
     return False
+
+
+def frame_to_arrow(frame: Any) -> ArrowBatch | None:
+    """A pandas DataFrame as an ArrowBatch, read by pyarrow in C, or None when pyarrow is
+    missing or a column has no plain Arrow type (categories, mixed objects, nested values):
+    the caller then takes the DataFrame's rows value by value."""
+    try:
+        import pyarrow as pa
+    except ImportError:
+        return None
+    try:
+        # NaN in float columns and NaT become NULL, as the row path's _unpandas makes them None.
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+    except (pa.ArrowException, TypeError, ValueError):
+        return None
+    columns = []
+    for field, column in zip(table.schema, table.columns):
+        kind = field.type
+        if pa.types.is_timestamp(kind) and kind.unit == "ns":
+            # Timestamp.to_pydatetime() drops the nanoseconds on the row path too.
+            column = column.cast(pa.timestamp("us", tz=kind.tz), safe=False)
+        elif not _plain_arrow_type(kind):
+            return None
+        columns.append(column)
+    return ArrowBatch(tuple(table.column_names), pa.table(columns, names=table.column_names))
+
+
+def _plain_arrow_type(kind: Any) -> bool:
+    """Types every engine's columnar path takes as they are."""
+    import pyarrow as pa
+
+    t = pa.types
+    if t.is_integer(kind):
+        return kind != pa.uint64()  # beyond BIGINT
+    return (t.is_float32(kind) or t.is_float64(kind) or t.is_boolean(kind) or t.is_string(kind)
+            or t.is_large_string(kind) or t.is_date32(kind) or t.is_timestamp(kind))

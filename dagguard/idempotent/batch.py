@@ -56,8 +56,8 @@ def _from_dicts(rows: list[Mapping[str, Any]], columns: Sequence[str] | None) ->
 
 
 def to_batch(rows: Any, columns: Sequence[str] | None = None) -> AnyBatch:
-    """Normalise `rows` into a Batch (an ArrowBatch for Arrow input); `columns` is required
-    for tuples and for an empty batch."""
+    """Normalise `rows` into a Batch (an ArrowBatch for Arrow input, and for a DataFrame when
+    pyarrow takes its columns); `columns` is required for tuples and for an empty batch."""
     if rows is None:
         # Most likely a task that forgot its return: writing nothing would empty the interval.
         raise IntervalViolationError(
@@ -68,10 +68,9 @@ def to_batch(rows: Any, columns: Sequence[str] | None = None) -> AnyBatch:
     if hasattr(rows, "column_names") and hasattr(rows, "to_pylist"):  # pyarrow Table/RecordBatch
         batch = from_arrow(rows)
     elif hasattr(rows, "to_dict") and hasattr(rows, "columns"):  # pandas DataFrame
-        frame = rows
-        names = tuple(str(c) for c in frame.columns)
-        batch = Batch(names, tuple(tuple(r) for r in frame.itertuples(index=False, name=None)))
-        batch = Batch(names, tuple(tuple(_unpandas(v) for v in r) for r in batch.rows))
+        from dagguard.idempotent.arrow_from_rows import frame_to_arrow
+
+        batch = frame_to_arrow(rows) or _frame_rows(rows)
     else:
         materialised = list(rows) if not isinstance(rows, list) else rows
         if not materialised:
@@ -93,6 +92,13 @@ def to_batch(rows: Any, columns: Sequence[str] | None = None) -> AnyBatch:
     if len(set(batch.columns)) != len(batch.columns):
         raise IntervalViolationError(f"the batch names a column twice: {list(batch.columns)}")
     return batch
+
+
+def _frame_rows(frame: Any) -> Batch:
+    """A DataFrame's rows as plain Python values, for columns pyarrow cannot take whole."""
+    names = tuple(str(c) for c in frame.columns)
+    rows = frame.itertuples(index=False, name=None)
+    return Batch(names, tuple(tuple(_unpandas(v) for v in row) for row in rows))
 
 
 def _unpandas(value: Any) -> Any:
