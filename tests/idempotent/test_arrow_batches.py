@@ -11,7 +11,10 @@ from dagguard.idempotent.arrow_batch import from_arrow
 from dagguard.idempotent.batch import to_batch
 from dagguard.idempotent.checksum import batch_checksum, same_data
 from dagguard.idempotent.api import read_ledger
-from tests.idempotent.helpers import DAY1, at
+from dagguard.idempotent.engines import engine_for
+from dagguard.idempotent.ledger import RunInfo
+from dagguard.idempotent.write import WriteSpec, prepare_batch, write_batch
+from tests.idempotent.helpers import DAY1, at, duckdb_database, make_database, sqlite_database
 
 pa = pytest.importorskip("pyarrow")
 
@@ -144,7 +147,6 @@ def test_a_million_rows_are_never_turned_into_python_rows():
     table = pa.table({"k": pa.array(range(n), pa.int64()),
                       "ts": pa.array([start + timedelta(seconds=i % 86_400) for i in range(n)],
                                      pa.timestamp("us", tz="UTC"))})
-    from dagguard.idempotent.write import WriteSpec, prepare_batch
 
     spec = WriteSpec.build("events", "merge", "ts", ["k"], False, "ds")
     batch = prepare_batch(spec, table, None, DAY1)
@@ -165,7 +167,6 @@ def test_an_unchanged_interval_is_not_rewritten(db, strategy):
 
 
 def test_replace_rewrites_an_interval_whose_extra_columns_it_would_reset_on_duckdb(tmp_path):
-    from tests.idempotent.helpers import duckdb_database
 
     db = duckdb_database(tmp_path)
     db.create("events", "k INTEGER, ts TIMESTAMPTZ, note VARCHAR")
@@ -205,9 +206,6 @@ def test_arrow_merge_counts_and_rows_match_the_row_path(db, delete_missing, key)
 
 
 def test_sqlite_fingerprints_values_as_bound_and_as_read_back(tmp_path):
-    from dagguard.idempotent.arrow_batch import from_arrow
-    from dagguard.idempotent.engines import engine_for
-    from tests.idempotent.helpers import sqlite_database
 
     db = sqlite_database(tmp_path)
     _create(db)
@@ -221,14 +219,22 @@ def test_sqlite_fingerprints_values_as_bound_and_as_read_back(tmp_path):
     assert engine.fingerprint('"events"', columns, "1 = 1", ()) != stored
 
 
+def _merge_watching_statements(db, table):
+    """Merge `table` into events on k; the result and the SQL of every statement run."""
+    seen = []
+    spec = WriteSpec.build("events", "merge", "ts", ["k"], False, "ds")
+    batch = prepare_batch(spec, table, None, DAY1)
+    conn = db.connect()
+    try:
+        result = write_batch(engine_for(conn), spec, batch, DAY1, batch_checksum(batch), RunInfo(),
+                             lambda n, sql: seen.append(sql))
+    finally:
+        conn.close()
+    return result, seen
+
+
 @pytest.mark.parametrize("extra_row", [False, True])
 def test_duckdb_rewrite_deletes_by_range_only_when_every_interval_row_matched(tmp_path, extra_row):
-    from tests.idempotent.helpers import duckdb_database
-    from dagguard.idempotent.checksum import batch_checksum
-    from dagguard.idempotent.engines import engine_for
-    from dagguard.idempotent.ledger import RunInfo
-    from dagguard.idempotent.write import WriteSpec, prepare_batch, write_batch
-
     db = duckdb_database(tmp_path)
     _create(db)
     first = [r for r in ROWS if r[0] is not None]
@@ -236,15 +242,7 @@ def test_duckdb_rewrite_deletes_by_range_only_when_every_interval_row_matched(tm
     if extra_row:  # a row of the interval whose key the next batch lacks: it must survive
         db.run("INSERT INTO events VALUES (9, ?, DATE '2026-01-01', 'kept', 9.0)", (at(1, 9),))
     changed = [(k, ts, ds, f"{v} changed", 1.0) for k, ts, ds, v, _ in first] + [(7, at(1, 3), date(2026, 1, 1), "new", 1.0)]
-    seen = []
-    spec = WriteSpec.build("events", "merge", "ts", ["k"], False, "ds")
-    batch = prepare_batch(spec, _arrow(changed), None, DAY1)
-    conn = db.connect()
-    try:
-        result = write_batch(engine_for(conn), spec, batch, DAY1, batch_checksum(batch), RunInfo(),
-                             lambda n, sql: seen.append(sql))
-    finally:
-        conn.close()
+    result, seen = _merge_watching_statements(db, _arrow(changed))
     deletes = [sql for sql in seen if sql.startswith("DELETE")]
     assert len(deletes) == 1 and ("EXISTS" in deletes[0]) == extra_row
     assert (result.rows_inserted, result.rows_updated, result.rows_deleted) == (1, 3, 0)
@@ -256,12 +254,6 @@ def test_duckdb_rewrite_deletes_by_range_only_when_every_interval_row_matched(tm
 
 @pytest.mark.parametrize("change_one", [True, False])
 def test_duckdb_rewrites_once_a_single_matched_row_changed(tmp_path, change_one):
-    from tests.idempotent.helpers import duckdb_database
-    from dagguard.idempotent.checksum import batch_checksum
-    from dagguard.idempotent.engines import engine_for
-    from dagguard.idempotent.ledger import RunInfo
-    from dagguard.idempotent.write import WriteSpec, prepare_batch, write_batch
-
     db = duckdb_database(tmp_path)
     _create(db)
     rows = [(k, at(1, 0, k), date(2026, 1, 1), f"v{k}", float(k)) for k in range(50)]
@@ -269,15 +261,7 @@ def test_duckdb_rewrites_once_a_single_matched_row_changed(tmp_path, change_one)
     again = list(rows) + [(50, at(1, 1), date(2026, 1, 1), "new", 50.0)]
     if change_one:
         again[7] = (7, at(1, 0, 7), date(2026, 1, 1), "seven", 7.0)
-    seen = []
-    spec = WriteSpec.build("events", "merge", "ts", ["k"], False, "ds")
-    batch = prepare_batch(spec, _arrow(again), None, DAY1)
-    conn = db.connect()
-    try:
-        result = write_batch(engine_for(conn), spec, batch, DAY1, batch_checksum(batch), RunInfo(),
-                             lambda n, sql: seen.append(sql))
-    finally:
-        conn.close()
+    result, seen = _merge_watching_statements(db, _arrow(again))
     # One changed row of 50 is enough to delete and reinsert rather than MERGE (cheaper on
     # DuckDB whatever the fraction); with none changed, only the new row is written.
     assert any(sql.startswith("DELETE") for sql in seen) == change_one
@@ -291,7 +275,6 @@ def test_postgres_csv_carries_zoned_timestamps_exactly(request, tmp_path, unit):
     """The CSV writes zoned timestamps as UTC text; other zones, units, NULLs, 1970 or
     earlier and years before 1000 come back as the same instants. Regression: pyarrow's own
     CSV text for New York in the year 500 had offset -0456 for -04:56:02, 2 seconds off."""
-    from tests.idempotent.helpers import make_database
 
     db = make_database("postgres", request, tmp_path)
     db.create("events", "k INTEGER, ts timestamptz, seen_at timestamptz")
