@@ -185,10 +185,10 @@ def _utc_text_times(table: Any) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    for at, field in enumerate(table.schema):
-        if pa.types.is_timestamp(field.type) and field.type.tz is not None:
-            wall = table.column(at).cast(pa.timestamp(field.type.unit)).cast(pa.string())
-            table = table.set_column(at, field.name, pc.binary_join_element_wise(wall, pa.scalar("+00"), ""))
+    for at, column in enumerate(table.schema):
+        if pa.types.is_timestamp(column.type) and column.type.tz is not None:
+            wall = table.column(at).cast(pa.timestamp(column.type.unit)).cast(pa.string())
+            table = table.set_column(at, column.name, pc.binary_join_element_wise(wall, pa.scalar("+00"), ""))
     return table
 
 
