@@ -272,7 +272,7 @@ def postgres_rig(workdir: Path, form: str) -> tuple[EngineRig, Callable[[], None
 
     from tests.support.postgres import start_postgres
 
-    server = start_postgres(workdir / "pg")
+    server = start_postgres(workdir / "pg", cap_wal=False)
     admin = psycopg.connect(server.dsn, autocommit=True)
     base = server.dsn.rsplit("/", 1)[0]
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-import tempfile
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 
-from tests.support.postgres import PostgresUnavailable, start_postgres
+from tests.support.postgres import PostgresUnavailable, throwaway_postgres
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -20,18 +20,15 @@ def repo_root() -> Path:
 
 @pytest.fixture(scope="session")
 def postgres_server():
-    """A real PostgreSQL server for the whole test session, stopped at the end.
+    """A real PostgreSQL server for the whole test session, stopped and deleted at the end.
 
     Skips locally when no server binaries exist; in CI (CI=true) that is a failure.
     """
-    base = Path(tempfile.mkdtemp(prefix="dagguard-pg-"))
-    try:
-        server = start_postgres(base)
-    except PostgresUnavailable as exc:
-        if os.environ.get("CI"):
-            pytest.fail(f"PostgreSQL is required in CI: {exc}")
-        pytest.skip(str(exc))
-    try:
+    with ExitStack() as stack:
+        try:
+            server = stack.enter_context(throwaway_postgres())
+        except PostgresUnavailable as exc:
+            if os.environ.get("CI"):
+                pytest.fail(f"PostgreSQL is required in CI: {exc}")
+            pytest.skip(str(exc))
         yield server
-    finally:
-        server.stop()

@@ -49,6 +49,7 @@ def incident_copy(request, incident, tmp_path) -> Incident:
         with psycopg.connect(admin, autocommit=True) as pg:
             pg.execute(f'DROP DATABASE IF EXISTS "{name}"')
             pg.execute(f'CREATE DATABASE "{name}" TEMPLATE "{PG_DATABASE}"')
+        request.addfinalizer(lambda: server.drop_database(name))
         conn = incident.url.rsplit("/", 1)[0] + f"/{name}"
     home = Path(incident.airflow_env["AIRFLOW_HOME"])
     return Incident(incident.backend, conn, airflow_env(home, conn), incident.facts)

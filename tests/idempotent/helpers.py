@@ -88,10 +88,13 @@ def duckdb_database(tmp_path: Path) -> Database:
     return Database("duckdb", lambda: duckdb.connect(str(path)), f"duckdb:///{path}")
 
 
-def postgres_database(server: Any) -> Database:
+def postgres_database(server: Any, request: Any) -> Database:
+    """A new database on the session's server, dropped when the test ends."""
     import psycopg
 
-    dsn = server.create_database(f"t_{uuid.uuid4().hex[:16]}")
+    name = f"t_{uuid.uuid4().hex[:16]}"
+    dsn = server.create_database(name)
+    request.addfinalizer(lambda: server.drop_database(name))
     return Database("postgres", lambda: psycopg.connect(dsn), dsn)
 
 
@@ -108,4 +111,4 @@ def make_database(dialect: str, request: Any, tmp_path: Path) -> Database:
         return sqlite_database(tmp_path)
     if dialect == "duckdb":
         return duckdb_database(tmp_path)
-    return postgres_database(request.getfixturevalue("postgres_server"))
+    return postgres_database(request.getfixturevalue("postgres_server"), request)
