@@ -49,6 +49,7 @@ from dagguard.idempotent import Interval, write_interval  # noqa: E402
 # measure dagguard's own work, not a slower conversion in the baseline.
 from dagguard.idempotent.arrow_batch import from_arrow  # noqa: E402
 from dagguard.idempotent.arrow_convert import postgres_csv, utc_text  # noqa: E402
+from dagguard.idempotent.arrow_pg_binary import binary_copy  # noqa: E402
 from dagguard.idempotent.engines import engine_for  # noqa: E402
 from dagguard.idempotent.ledger import ensure_ledger  # noqa: E402
 
@@ -76,6 +77,9 @@ SCHEMAS = {
                  f"amount double precision)",
                  f"CREATE INDEX {TABLE}_ts ON {TABLE} (ts)"],
 }
+# The PostgreSQL table's column types, as the binary COPY of the baseline needs them.
+POSTGRES_TYPES = {"k": "bigint", "ts": "timestamp with time zone", "ds": "date", "v": "text",
+                  "amount": "double precision"}
 
 
 @dataclass(frozen=True)
@@ -161,11 +165,18 @@ def plain_duckdb(conn: Any, rows: Any, form: str, rewrite: bool = False) -> None
 
 
 def plain_postgres(conn: Any, rows: Any, form: str, rewrite: bool = False) -> None:
-    """COPY: CSV written by pyarrow for a table, psycopg's write_row for tuples."""
+    """COPY: binary from pgpq (CSV from pyarrow without it) for a table, psycopg's write_row
+    for tuples."""
     with conn.transaction(), conn.cursor() as cursor:
         if rewrite:
             cursor.execute(f"DELETE FROM {TABLE} WHERE ts >= %s AND ts < %s", (TARGET.start, TARGET.end))
         if form == "arrow":
+            binary = binary_copy(from_arrow(rows), POSTGRES_TYPES)
+            if binary is not None:
+                with cursor.copy(f"COPY {TABLE} FROM STDIN (FORMAT binary)") as copy:
+                    for chunk in binary:
+                        copy.write(chunk)
+                return
             with cursor.copy(f"COPY {TABLE} FROM STDIN (FORMAT csv)") as copy:
                 copy.write(postgres_csv(from_arrow(rows)))
         else:

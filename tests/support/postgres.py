@@ -36,10 +36,11 @@ class PostgresServer:
     def sqlalchemy_url(self) -> str:
         return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/postgres"
 
-    def create_database(self, name: str) -> str:
-        """Create a fresh database and return its libpq DSN."""
+    def create_database(self, name: str, encoding: str | None = None) -> str:
+        """Create a fresh database (in `encoding`, else the cluster's UTF8) and return its DSN."""
+        other = ["-E", encoding, "-T", "template0", "--locale=C"] if encoding else []
         _run([str(self.bindir / "createdb"), "-h", "127.0.0.1", "-p", str(self.port),
-              "-U", "postgres", name], self.run_as)
+              "-U", "postgres", *other, name], self.run_as)
         return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"
 
     def drop_database(self, name: str) -> None:

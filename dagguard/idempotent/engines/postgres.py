@@ -1,12 +1,15 @@
-"""PostgreSQL through psycopg 3: COPY into a temp staging table, advisory lock per interval."""
+"""PostgreSQL through psycopg 3: COPY (binary where exact, else CSV) into a temp staging table,
+advisory lock per interval."""
 
 from __future__ import annotations
 
+import codecs
 from contextlib import contextmanager
 from typing import Any, Iterator
 
 from dagguard.idempotent.arrow_batch import ArrowBatch
 from dagguard.idempotent.arrow_convert import postgres_csv
+from dagguard.idempotent.arrow_pg_binary import binary_copy
 from dagguard.idempotent.batch import AnyBatch
 from dagguard.idempotent.engines.base import Engine
 from dagguard.idempotent.identifiers import TableName, quote_identifier
@@ -56,10 +59,14 @@ class PostgresEngine(Engine):
             return cursor.fetchall()
 
     def table_columns(self, table: TableName) -> dict[str, str] | None:
+        return self._relation_columns(table.quoted)
+
+    def _relation_columns(self, relation: str) -> dict[str, str] | None:
+        """Column name -> format_type of a quoted relation name (a temp table's too)."""
         rows = self.query(
             "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
             "WHERE a.attrelid = to_regclass(?) AND a.attnum > 0 AND NOT a.attisdropped "
-            "ORDER BY a.attnum", (table.quoted,))
+            "ORDER BY a.attnum", (relation,))
         return {name: kind for name, kind in rows} or None
 
     def create_staging(self, target: TableName, columns: tuple[str, ...]) -> str:
@@ -74,13 +81,25 @@ class PostgresEngine(Engine):
 
     def load_staging(self, staging: str, batch: AnyBatch) -> None:
         cols = ", ".join(quote_identifier(c) for c in batch.columns)
-        csv = postgres_csv(batch) if isinstance(batch, ArrowBatch) else None
+        binary = csv = None
+        if isinstance(batch, ArrowBatch):
+            # Arrow's text is UTF-8 bytes. Binary text fields are read in the client encoding,
+            # so they need a UTF-8 client; the CSV says its encoding in the COPY itself.
+            if codecs.lookup(self.connection.info.encoding).name == "utf-8":
+                binary = binary_copy(batch, self._relation_columns(staging) or {})
+            csv = None if binary is not None else postgres_csv(batch)
         with self.connection.cursor() as cursor:
+            if binary is not None:
+                with cursor.copy(f"COPY {staging} ({cols}) FROM STDIN (FORMAT binary)") as copy:
+                    for chunk in binary:
+                        copy.write(chunk)
+                return
             if csv is not None:
                 # pyarrow writes the CSV in C; psycopg's write_row would convert value by value.
-                with cursor.copy(f"COPY {staging} ({cols}) FROM STDIN (FORMAT csv)") as copy:
+                with cursor.copy(f"COPY {staging} ({cols}) FROM STDIN (FORMAT csv, ENCODING 'UTF8')") as copy:
                     copy.write(csv)
                 return
+            # psycopg encodes these str values in the client encoding itself.
             with cursor.copy(f"COPY {staging} ({cols}) FROM STDIN") as copy:
                 for row in batch.rows:
                     copy.write_row(row)
