@@ -278,7 +278,16 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
         engine.size_joins(len(batch))
     if spec.strategy == "merge" and staging and engine.features.merge:
         summary = strategies.merge_summary(plan_input, engine.features)
-        new, changed, matched = (int(v) for v in engine.query(summary.sql, summary.params)[0])
+        where, params = scope
+        probe = f"SELECT 1 FROM {spec.table.quoted} WHERE {where} LIMIT 1"
+        if engine.query(probe, params):
+            new, changed, matched = (int(v) for v in engine.query(summary.sql, summary.params)[0])
+            counted = summary.sql
+        else:
+            # A first write: every batch row is new, and the join would scan the whole batch
+            # to find that out (PostgreSQL, 1M rows: 0.15 s of a 2.3 s write).
+            new, changed, matched = len(batch), 0, 0
+            counted = probe
         counts["inserted"], counts["updated"] = new, changed
         # Rewriting pays off as soon as one matched row changed (DuckDB 2.0, 1M rows, whole
         # write: MERGE 0.38-0.39 s whether 0.1% or 100% of them changed, its join dominating;
@@ -289,12 +298,11 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
                    and not engine.has_unique_constraint(spec.table))
         interval_rows = None
         if rewrite and not spec.delete_missing:
-            where, params = scope
             interval_rows = int(engine.query(f"SELECT count(*) FROM {spec.table.quoted} WHERE {where}", params)[0][0])
         plan_input = dataclasses.replace(plan_input, merge_counts=(new, changed, matched), rewrite_matched=rewrite,
                                          interval_rows=interval_rows)
         if observer:
-            observer(0, summary.sql)
+            observer(0, counted)
         first_number = 1
     merged = None
     for number, statement in enumerate(strategies.plan(plan_input, engine.features), first_number):

@@ -6,7 +6,7 @@ from datetime import date, datetime, timedelta, timezone
 
 import pytest
 
-from dagguard.idempotent import IntervalViolationError, write_interval
+from dagguard.idempotent import Interval, IntervalViolationError, write_interval
 from dagguard.idempotent.arrow_batch import from_arrow
 from dagguard.idempotent.batch import to_batch
 from dagguard.idempotent.checksum import batch_checksum, same_data
@@ -293,3 +293,27 @@ def test_postgres_csv_carries_zoned_timestamps_exactly(request, tmp_path, unit):
         finally:
             conn.close()
         assert db.rows("events", "k, ts, seen_at") == [(i, at(1, i), v) for i, v in enumerate(values)]
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", "duckdb", "postgres"])
+def test_merge_into_an_empty_interval_counts_without_the_join(request, tmp_path, dialect):
+    """A first write needs no join to know every row is new; keys that other intervals hold
+    (the day before, here) still do not match."""
+    db = make_database(dialect, request, tmp_path)
+    _create(db)
+    day_before = [(k, at(1, 0) - timedelta(hours=1 + k), date(2025, 12, 31), "old", 0.0) for k in range(3)]
+    conn = db.connect()
+    try:
+        write_interval(conn, "events", _arrow(day_before),
+                       Interval(DAY1.start - timedelta(days=1), DAY1.start), time_column="ts")
+    finally:
+        conn.close()
+    rows = [(k, at(1, k), date(2026, 1, 1), f"v{k}", float(k)) for k in range(5)]
+    result, seen = _merge_watching_statements(db, _arrow(rows))
+    assert (result.rows_inserted, result.rows_updated, result.rows_deleted) == (5, 0, 0)
+    assert not any("LEFT JOIN" in sql for sql in seen)
+    assert len(db.rows("events")) == 8
+    again, seen = _merge_watching_statements(db, _arrow(rows[:4] + [(4, at(1, 4), date(2026, 1, 1), "new", 4.0)]))
+    # Now the interval holds rows: the counting join runs (where the engine has MERGE).
+    assert (again.rows_inserted, again.rows_updated) == (0, 1)
+    assert any("LEFT JOIN" in sql for sql in seen) == (dialect != "sqlite")
