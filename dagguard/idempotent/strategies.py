@@ -68,6 +68,9 @@ class PlanInput:
     # them matched a batch key, deleting the matched rows is deleting the interval, which needs
     # no join (DuckDB, 1M rows: 0.005 s instead of 0.07 s).
     interval_rows: int | None = None
+    # merge as the MERGE statement alone: the caller counts the interval before and after it
+    # instead of joining to count (PostgreSQL, 1M rows: 0.35 s instead of 0.87 s).
+    merge_alone: bool = False
 
 
 def _in_interval(p: PlanInput, qualifier: str) -> tuple[str, tuple[Any, ...]]:
@@ -240,7 +243,9 @@ def plan_merge(p: PlanInput, features: Features) -> list[Statement]:
         return statements + _rewrite_matched(p, features)
     if p.delete_missing and not (features.merge and features.merge_by_source):
         statements.append(_delete_missing(p, features))
-    if features.merge and p.merge_counts is not None:
+    if features.merge and p.merge_alone:
+        statements.append(_merge_statement(p, features))
+    elif features.merge and p.merge_counts is not None:
         statements += _merge_known(p, features)
     elif features.merge:
         statements += _merge_counts(p, features)

@@ -28,6 +28,9 @@ class Engine(ABC):
     can_fingerprint: bool = False
     # True where updating rows costs more than deleting and reinserting them (DuckDB).
     prefers_rewrite: bool = False
+    # True where a MERGE's counts cost less as the interval's row count before and after it
+    # than as a join of batch and interval before it (PostgreSQL, whose MERGE reports one total).
+    counts_merge_by_difference: bool = False
 
     def __init__(self, connection: Any) -> None:
         self.connection = connection

@@ -25,6 +25,9 @@ class PostgresEngine(Engine):
     """PostgreSQL: one transaction holding `pg_advisory_xact_lock` on a hash of the interval."""
 
     dialect = "postgres"
+    # 1M rows: counting the interval before and after the MERGE (an index-only scan, then a
+    # scan of the new row versions) took 0.35 s; the counting join 0.87 s.
+    counts_merge_by_difference = True
 
     @property
     def can_fingerprint(self) -> bool:  # type: ignore[override]
