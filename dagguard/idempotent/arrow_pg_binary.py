@@ -20,29 +20,19 @@ def _exact_targets(kind: Any) -> frozenset[str]:
     """The `format_type` names whose binary input is pgpq's encoding of Arrow type `kind`."""
     import pyarrow as pa
 
-    if pa.types.is_int64(kind):
-        return frozenset({"bigint"})
-    if pa.types.is_int32(kind):
-        return frozenset({"integer"})
-    if pa.types.is_int16(kind):
-        return frozenset({"smallint"})
-    if pa.types.is_float64(kind):
-        return frozenset({"double precision"})
-    if pa.types.is_float32(kind):
-        return frozenset({"real"})
-    if pa.types.is_boolean(kind):
-        return frozenset({"boolean"})
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-        return frozenset({"text", "character varying"})
-    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
-        return frozenset({"bytea"})
-    if pa.types.is_date32(kind):
-        return frozenset({"date"})
-    if pa.types.is_timestamp(kind) and kind.unit != "ns":
+    if pa.types.is_timestamp(kind):
+        if kind.unit == "ns":  # pgpq refuses it; the CSV's text lets the server round it
+            return frozenset()
         # pgpq writes the stored number, which Arrow keeps in UTC whatever the zone: an
         # instant for timestamptz, and for a naive column the wall time it holds.
         return frozenset({"timestamp with time zone" if kind.tz else "timestamp without time zone"})
-    return frozenset()
+    exact = ((pa.types.is_int64, "bigint"), (pa.types.is_int32, "integer"), (pa.types.is_int16, "smallint"),
+             (pa.types.is_float64, "double precision"), (pa.types.is_float32, "real"),
+             (pa.types.is_boolean, "boolean"), (pa.types.is_date32, "date"),
+             (pa.types.is_string, "text"), (pa.types.is_large_string, "text"),
+             (pa.types.is_string, "character varying"), (pa.types.is_large_string, "character varying"),
+             (pa.types.is_binary, "bytea"), (pa.types.is_large_binary, "bytea"))
+    return frozenset(name for is_kind, name in exact if is_kind(kind))
 
 
 def binary_copy(batch: ArrowBatch, column_types: Mapping[str, str]) -> Iterator[bytes] | None:
