@@ -31,6 +31,9 @@ class TaskModel:
     callable: Optional[cst.FunctionDef]
     callable_scope: Optional[Scope]
     group_id: Optional[str]          # "" outside task groups, None when the prefix is unknown
+    # The innermost `for` loop or comprehension, inside the task's DAG, that runs this call once
+    # per pass; None when the call runs once per DAG.
+    loop: Optional[cst.CSTNode] = None
 
     @property
     def full_task_id(self) -> Optional[str]:
@@ -95,6 +98,7 @@ class _Ctx:
     dag: Optional[DagModel]
     group: Optional[str]             # task-group prefix: "" none, None unknown
     parse_time: bool                 # does this code run when the file is parsed?
+    loop: Optional[cst.CSTNode] = None  # innermost loop entered since the DAG's body began
 
 
 _TASKFLOW_CHAIN = frozenset({"override", "partial"})
@@ -191,7 +195,8 @@ class _Builder:
         if target is not None:
             python_callable, callable_scope = self.local_function(target.node, ctx.scope)
         return TaskModel(task_id=task_id, kind="operator", operator=qual, node=call, args=args,
-                         callable=python_callable, callable_scope=callable_scope, group_id=ctx.group)
+                         callable=python_callable, callable_scope=callable_scope, group_id=ctx.group,
+                         loop=ctx.loop)
 
     def local_function(self, expr: cst.BaseExpression, scope: Scope) -> tuple[Optional[cst.FunctionDef], Optional[Scope]]:
         if isinstance(expr, cst.Name):
@@ -239,7 +244,8 @@ class _Builder:
         decorator_expr = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
         return TaskModel(task_id=task_id, kind="taskflow", operator=ctx.scope.qualname(decorator_expr),
                          node=call, args=args, callable=function,
-                         callable_scope=function_scope(function, ctx.scope), group_id=ctx.group)
+                         callable_scope=function_scope(function, ctx.scope), group_id=ctx.group,
+                         loop=ctx.loop)
 
 
 def _decorator_call_target(decorator: cst.Decorator) -> cst.BaseExpression:
@@ -302,7 +308,7 @@ def _handle_with(b: _Builder, node: cst.With, ctx: _Ctx) -> list[tuple[cst.CSTNo
             dag = b.new_dag_from_call(expr, "context", ctx)  # type: ignore[arg-type]
             if item.asname is not None:
                 b.bind_dag_var(item.asname.name, dag, ctx.scope)
-            body_ctx = dataclasses.replace(body_ctx, dag=dag, group="")
+            body_ctx = dataclasses.replace(body_ctx, dag=dag, group="", loop=None)
         elif isinstance(expr, cst.Call) and ctx.scope.resolves_to(expr.func, names.TASK_GROUP_CLASSES):
             args = call_arguments(expr, Evaluator(ctx.scope), positional=("group_id",))
             given = args.get("group_id")
@@ -316,7 +322,8 @@ def _handle_with(b: _Builder, node: cst.With, ctx: _Ctx) -> list[tuple[cst.CSTNo
         else:
             dag = b.dag_for_name(expr, ctx.scope)
             if dag is not None:
-                body_ctx = dataclasses.replace(body_ctx, dag=dag, group="")
+                # The DAG may be made anew on each pass of an enclosing loop: start afresh.
+                body_ctx = dataclasses.replace(body_ctx, dag=dag, group="", loop=None)
     pushed: list[tuple[cst.CSTNode, _Ctx]] = [(item.item, ctx) for item in node.items]
     pushed.append((node.body, body_ctx))
     return pushed
@@ -351,6 +358,15 @@ def _handle_call(b: _Builder, node: cst.Call, ctx: _Ctx) -> list[tuple[cst.CSTNo
     return pushed
 
 
+def _handle_loop(b: _Builder, node: cst.CSTNode, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
+    # Only loops inside a DAG's body repeat its tasks; a loop around the DAG makes new DAGs.
+    inner = dataclasses.replace(ctx, loop=node) if ctx.dag is not None else ctx
+    if isinstance(node, cst.For):
+        pushed = [(node.target, ctx), (node.iter, ctx), (node.body, inner)]
+        return pushed + ([(node.orelse, ctx)] if node.orelse is not None else [])
+    return [(child, inner) for child in branch_nodes(node)]
+
+
 def _handle_lambda(b: _Builder, node: cst.Lambda, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
     return [(node.body, dataclasses.replace(ctx, parse_time=False, dag=None))]
 
@@ -365,6 +381,11 @@ _HANDLERS = {
     cst.Assign: _handle_assign,
     cst.Call: _handle_call,
     cst.Lambda: _handle_lambda,
+    cst.For: _handle_loop,
+    cst.ListComp: _handle_loop,
+    cst.SetComp: _handle_loop,
+    cst.GeneratorExp: _handle_loop,
+    cst.DictComp: _handle_loop,
     # Leaves and subtrees that can hold nothing the model needs.
     cst.Name: _handle_name,
     cst.SimpleString: _handle_name,

@@ -1,0 +1,148 @@
+"""DG303 on loops: a task made on every pass of a loop with the same id. Each case is also
+loaded by real Airflow, whose DagBag must agree with the rule."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tests.lint_helpers import lint
+
+HEADER = """\
+from airflow.providers.standard.operators.bash import BashOperator
+from airflow.sdk import DAG, TaskGroup, dag, task
+
+TABLES = ["orders", "customers"]
+name = "fixed"
+"""
+
+# name -> (DAG code after HEADER, whether Airflow refuses it with DuplicateTaskIdFound)
+CASES = {
+    "constant_id_in_loop": ("""
+with DAG("d", schedule=None):
+    for table in TABLES:
+        BashOperator(task_id="load", bash_command="echo")
+""", True),
+    "constant_id_in_comprehension": ("""
+with DAG("d", schedule=None):
+    [BashOperator(task_id="load", bash_command="echo") for _ in TABLES]
+""", True),
+    "mapped_task_in_loop": ("""
+with DAG("d", schedule=None):
+    for table in TABLES:
+        BashOperator.partial(task_id="load", bash_command="echo").expand(env=[{}])
+""", True),
+    "fixed_task_group_in_loop": ("""
+with DAG("d", schedule=None):
+    for table in TABLES:
+        with TaskGroup(group_id="tables"):
+            BashOperator(task_id="load", bash_command="echo")
+""", True),
+    "decorated_dag_loop": ("""
+@dag(schedule=None)
+def d():
+    for table in TABLES:
+        BashOperator(task_id="load", bash_command="echo")
+
+d()
+""", True),
+    "id_from_loop_variable": ("""
+with DAG("d", schedule=None):
+    for table in TABLES:
+        BashOperator(task_id=f"load_{table}", bash_command="echo")
+        BashOperator(task_id="check_" + table, bash_command="echo")
+""", False),
+    "comprehension_variable_shadows_a_constant": ("""
+with DAG("d", schedule=None):
+    [BashOperator(task_id=name, bash_command="echo") for name in TABLES]
+""", False),
+    "task_group_per_pass": ("""
+with DAG("d", schedule=None):
+    for table in TABLES:
+        with TaskGroup(group_id=table):
+            BashOperator(task_id="load", bash_command="echo")
+""", False),
+    "loop_of_one_pass": ("""
+with DAG("d", schedule=None):
+    for table in ["orders"]:
+        BashOperator(task_id="load", bash_command="echo")
+    for _ in range(1):
+        BashOperator(task_id="check", bash_command="echo")
+""", False),
+    "else_of_a_loop_runs_once": ("""
+with DAG("d", schedule=None):
+    for table in TABLES:
+        pass
+    else:
+        BashOperator(task_id="load", bash_command="echo")
+""", False),
+    "taskflow_calls_in_loop": ("""
+with DAG("d", schedule=None):
+    @task
+    def extract():
+        return 1
+
+    for table in TABLES:
+        extract()
+""", False),
+    "dag_per_pass": ("""
+for table in TABLES:
+    with DAG(f"load_{table}", schedule=None):
+        BashOperator(task_id="load", bash_command="echo")
+""", False),
+    "dag_argument_per_pass": ("""
+for table in TABLES:
+    made = DAG(f"load_{table}", schedule=None)
+    BashOperator(task_id="load", bash_command="echo", dag=made)
+    globals()[f"load_{table}"] = made
+""", False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_dg303_flags_only_tasks_a_loop_repeats(tmp_path, case):
+    code, refused = CASES[case]
+    findings = [f for f in lint(tmp_path, HEADER + code) if f.code == "DG303"]
+    assert bool(findings) == refused, [f.message for f in findings]
+    if refused:
+        assert len(findings) == 1 and "every pass of a loop" in findings[0].message
+
+
+AIRFLOW_VERDICTS = """
+import json, sys, warnings
+warnings.simplefilter("ignore")
+from airflow.dag_processing.dagbag import DagBag
+out = {}
+for path in sys.argv[1:]:
+    bag = DagBag(dag_folder=path)
+    errors = [e.strip().splitlines()[-1] for e in bag.import_errors.values()]
+    out[path.rsplit("/", 1)[-1][:-3]] = {"dags": len(bag.dag_ids), "errors": errors}
+print("RESULT" + json.dumps(out))
+"""
+
+
+def test_airflow_agrees_with_every_case(tmp_path):
+    if not os.environ.get("CI"):
+        pytest.importorskip("airflow")
+    files = []
+    for case, (code, _) in CASES.items():
+        path = tmp_path / f"{case}.py"
+        path.write_text(HEADER + textwrap.dedent(code))
+        files.append(str(path))
+    env = {**os.environ, "AIRFLOW_HOME": str(tmp_path / "home"), "AIRFLOW__CORE__LOAD_EXAMPLES": "False"}
+    run = subprocess.run([sys.executable, "-c", AIRFLOW_VERDICTS, *files], capture_output=True, text=True,
+                         env=env, timeout=600)
+    line = next((line for line in run.stdout.splitlines() if line.startswith("RESULT")), None)
+    assert line is not None, run.stderr[-2000:]
+    verdicts = json.loads(line[len("RESULT"):])
+    for case, (_, refused) in CASES.items():
+        result = verdicts[case]
+        if refused:
+            assert result["dags"] == 0 and "DuplicateTaskIdFound" in result["errors"][0], (case, result)
+        else:
+            assert result["errors"] == [] and result["dags"] >= 1, (case, result)
