@@ -307,8 +307,9 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
         # took out before it; the rest of its rows were updates.
         where, params = scope
         rows_after = int(engine.query(f"SELECT count(*) FROM {spec.table.quoted} WHERE {where}", params)[0][0])
-        counts["inserted"] = rows_after - rows_before + counts["deleted"]
-        counts["updated"] = max(merged or 0, 0) - counts["inserted"]
+        # (Writers outside dagguard, which the interval lock does not stop, can skew this.)
+        counts["inserted"] = max(rows_after - rows_before + counts["deleted"], 0)
+        counts["updated"] = max(max(merged or 0, 0) - counts["inserted"], 0)
     elif merged is not None and merged >= 0:
         # What MERGE changed beyond the counted inserts and updates was deleted BY SOURCE.
         counts["deleted"] += max(merged - counts["inserted"] - counts["updated"], 0)
