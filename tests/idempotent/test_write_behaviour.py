@@ -367,3 +367,24 @@ def test_merge_counts_each_kind_of_row_at_once(db, delete_missing):
     assert db.rows() == sorted([(1, at(1, 1), "a"), (2, at(1, 2), "B"), *kept, (4, at(1, 4), "d"),
                                 (5, at(1, 5), "e"), (5, at(2, 1), "other day"), (6, at(1, 6), "f")],
                                key=sort_key)
+
+
+@pytest.mark.postgres
+def test_postgres_merge_counts_stay_sane_when_a_trigger_adds_rows(request, tmp_path):
+    """PostgreSQL counts a MERGE's inserts as what the interval gained: a trigger that adds a
+    row to the interval for each insert makes that more than the MERGE's own total, and the
+    updates must not go negative."""
+    from tests.idempotent.helpers import make_database
+
+    db = make_database("postgres", request, tmp_path)
+    db.create()
+    db.run("CREATE FUNCTION shadow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+           "INSERT INTO events VALUES (NEW.k + 1000, NEW.ts, 'shadow'); RETURN NULL; END $$")
+    db.run("CREATE TRIGGER shadow AFTER INSERT ON events FOR EACH ROW WHEN (NEW.k < 1000) "
+           "EXECUTE FUNCTION shadow()")
+    _write(db, events((1, at(1, 1), "a")), strategy="merge")
+    result = _write(db, events((1, at(1, 1), "a"), (2, at(1, 2), "b"), (3, at(1, 3), "c")), strategy="merge")
+    # The MERGE inserted 2 rows and updated none; with their shadows the interval gained 4.
+    assert (result.rows_inserted, result.rows_updated) == (4, 0)
+    assert set(db.rows("events", "k, v")) == {(1, "a"), (2, "b"), (3, "c"), (1001, "shadow"),
+                                              (1002, "shadow"), (1003, "shadow")}
