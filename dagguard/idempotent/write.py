@@ -66,7 +66,10 @@ class WriteSpec:
 
 @dataclass(frozen=True)
 class WriteResult:
-    """What one write did; `to_dict()` is what the decorator returns to XCom."""
+    """What one write did; `to_dict()` is what the decorator returns to XCom.
+
+    A PostgreSQL merge counts as inserted what the interval gained, so rows that a trigger adds
+    to the interval count too; its updates are the rest of the MERGE's total."""
 
     table: str
     interval_start: str
