@@ -53,8 +53,9 @@ class PlanInput:
     start: Any
     end: Any
     partition_value: Any
-    # replace and overwrite_partition load the batch straight into the target (one copy
-    # instead of two); generated SQL for remote engines inserts from the staging table instead.
+    # replace and overwrite_partition, and a merge into an interval found empty, load the batch
+    # straight into the target (one copy instead of two); generated SQL for remote engines
+    # inserts from the staging table instead.
     direct_insert: bool = False
     # (new, changed, matched) rows of the batch, counted by merge_summary() before planning a
     # local merge: lets the plan skip a MERGE with nothing to do. None for generated SQL.
@@ -236,6 +237,9 @@ def plan_merge(p: PlanInput, features: Features) -> list[Statement]:
             return []
         where, params = _in_interval(p, "")
         return [Statement(f"DELETE FROM {p.target.quoted} WHERE {where}", params, DELETED)]
+    if p.direct_insert:
+        # The caller found the interval empty: every row is new.
+        return [_insert_all(p)]
     statements: list[Statement] = []
     if p.rewrite_matched:
         if p.delete_missing:  # engines without BY SOURCE

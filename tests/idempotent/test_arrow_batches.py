@@ -296,9 +296,9 @@ def test_postgres_csv_carries_zoned_timestamps_exactly(request, tmp_path, unit):
 
 
 @pytest.mark.parametrize("dialect", ["sqlite", "duckdb", "postgres"])
-def test_merge_into_an_empty_interval_counts_without_the_join(request, tmp_path, dialect):
-    """A first write needs no join to know every row is new; keys that other intervals hold
-    (the day before, here) still do not match."""
+def test_merge_into_an_empty_interval_inserts_straight_into_the_target(request, tmp_path, dialect):
+    """A first write needs no staging copy and no join to know every row is new; keys that
+    other intervals hold (the day before, here) still do not match."""
     db = make_database(dialect, request, tmp_path)
     _create(db)
     day_before = [(k, at(1, 0) - timedelta(hours=1 + k), date(2025, 12, 31), "old", 0.0) for k in range(3)]
@@ -311,7 +311,8 @@ def test_merge_into_an_empty_interval_counts_without_the_join(request, tmp_path,
     rows = [(k, at(1, k), date(2026, 1, 1), f"v{k}", float(k)) for k in range(5)]
     result, seen = _merge_watching_statements(db, _arrow(rows))
     assert (result.rows_inserted, result.rows_updated, result.rows_deleted) == (5, 0, 0)
-    assert not any("LEFT JOIN" in sql for sql in seen)
+    # Straight into the target, as replace does: no staging copy, no join, no MERGE.
+    assert seen == ['-- bulk insert into "events"']
     assert len(db.rows("events")) == 8
     again, seen = _merge_watching_statements(db, _arrow(rows[:4] + [(4, at(1, 4), date(2026, 1, 1), "new", 4.0)]))
     # Now the interval holds rows: DuckDB joins to count; PostgreSQL counts the interval

@@ -19,7 +19,9 @@ def pg(request, tmp_path):
 
 
 def _work_mem_during_merge(conn, rows: int) -> set[str]:
-    """work_mem as the merge's statements saw it, read on the write's own connection."""
+    """work_mem as the merge's statements saw it, read on the write's own connection, when
+    the merge changes every row of an interval that holds them (into an empty interval a
+    merge only inserts, and joins nothing)."""
     seen: set[str] = set()
 
     def observe(_number: int, _sql: str) -> None:
@@ -27,8 +29,9 @@ def _work_mem_during_merge(conn, rows: int) -> set[str]:
             seen.add(cursor.execute("SHOW work_mem").fetchone()[0])
 
     spec = WriteSpec.build("events", "merge", "ts", ["k"], False, "ds")
-    batch = prepare_batch(spec, [{"k": k, "ts": at(1, 1), "v": "a"} for k in range(rows)], None, DAY1)
-    write_batch(engine_for(conn), spec, batch, DAY1, batch_checksum(batch), RunInfo(), observe)
+    for value, observer in (("a", None), ("b", observe)):
+        batch = prepare_batch(spec, [{"k": k, "ts": at(1, 1), "v": value} for k in range(rows)], None, DAY1)
+        write_batch(engine_for(conn), spec, batch, DAY1, batch_checksum(batch), RunInfo(), observer)
     return seen
 
 
