@@ -38,7 +38,10 @@ def _exact_targets(kind: Any) -> frozenset[str]:
 def binary_copy(batch: ArrowBatch, column_types: Mapping[str, str]) -> Iterator[bytes] | None:
     """The chunks of a `COPY ... (FORMAT binary)` stream of `batch` into columns of
     `column_types` (name -> format_type), or None where the CSV path must be taken."""
-    schema = batch.table.schema
+    table = _integers_as_columns(batch.table, column_types)
+    if table is None:
+        return None
+    schema = table.schema
     if not all(column_types.get(field.name) in _exact_targets(field.type) for field in schema):
         return None
     try:
@@ -46,7 +49,29 @@ def binary_copy(batch: ArrowBatch, column_types: Mapping[str, str]) -> Iterator[
     except ImportError:  # an optional speed-up: the `arrow` extra installs it
         return None
     encoder = ArrowToPostgresBinaryEncoder(schema)
-    return _chunks(encoder, batch.table)
+    return _chunks(encoder, table)
+
+
+# Integer columns by their PostgreSQL type, and the Arrow type with the same wire format.
+_INTEGER_WIDTHS = {"bigint": "int64", "integer": "int32", "smallint": "int16"}
+
+
+def _integers_as_columns(table: Any, column_types: Mapping[str, str]) -> Any:
+    """`table` with integer columns cast to their column's width (Python ints arrive as int64,
+    most key columns are `integer`), or None when a value does not fit: the CSV path then lets
+    the server refuse it with its own "out of range" error."""
+    import pyarrow as pa
+
+    for at, field in enumerate(table.schema):
+        width = _INTEGER_WIDTHS.get(column_types.get(field.name, ""))
+        if width is None or not pa.types.is_integer(field.type) or str(field.type) == width:
+            continue
+        try:
+            column = table.column(at).cast(getattr(pa, width)(), safe=True)
+        except (pa.ArrowInvalid, OverflowError):
+            return None
+        table = table.set_column(at, field.name, column)
+    return table
 
 
 def _chunks(encoder: Any, table: Any) -> Iterator[bytes]:
