@@ -16,10 +16,11 @@ from typing import Any
 from dagguard.idempotent.arrow_batch import ArrowBatch
 from dagguard.idempotent.batch import Batch
 
-# Types whose pyarrow inference is exact: int64 (larger ints overflow and fall back), double,
-# string, bool, date32. datetime (and subclasses such as pendulum's) is checked separately.
+# Types with an exact Arrow type: int64 (larger ints overflow and fall back), double, string,
+# bool, date32. datetime (and subclasses such as pendulum's) is checked separately.
 # Not Decimal, bytes, time, containers: the drivers' own adapters handle those in the row path.
-_EXACT = frozenset({int, float, str, bool, date})
+# Named, not inferred: pyarrow's inference took 0.32 s for 1M ints, the named type 0.035 s.
+_EXACT = {int: "int64", float: "float64", str: "string", bool: "bool_", date: "date32"}
 _NONE = type(None)
 _tzinfo = attrgetter("tzinfo")
 
@@ -37,10 +38,12 @@ def rows_to_arrow(batch: Batch) -> ArrowBatch | None:
     for at, name in enumerate(batch.columns):
         # One pass per column: zip(*rows) over a million rows took 0.5-1.3 s, this 0.02 s each.
         values = list(map(itemgetter(at), batch.rows))
-        if not _exactly_typed(values):
+        kind = _exact_type(values)
+        if kind is None:
             return None
         try:
-            arrays[name] = pa.array(values)
+            # Datetimes are inferred: pyarrow takes the zone of the first aware value.
+            arrays[name] = pa.array(values, getattr(pa, _EXACT[kind])() if kind in _EXACT else None)
         except (pa.ArrowException, OverflowError, TypeError, ValueError):
             return None
     converted = ArrowBatch(batch.columns, pa.table(arrays))
@@ -50,18 +53,19 @@ def rows_to_arrow(batch: Batch) -> ArrowBatch | None:
     return converted
 
 
-def _exactly_typed(values: list[Any]) -> bool:
+def _exact_type(values: list[Any]) -> type | None:
+    """The one Python type of the non-NULL values, where Arrow holds it exactly; else None."""
     kinds = set(map(type, values))
     kinds.discard(_NONE)
     if len(kinds) != 1:
-        return False  # mixed types, or only NULLs (no type to infer)
+        return None  # mixed types, or only NULLs (no type to infer)
     (kind,) = kinds
     if kind in _EXACT:
-        return True
+        return kind
     if issubclass(kind, datetime):
         zones = set(map(_tzinfo, filter(None, values)))  # datetimes are never falsy; NULLs are
-        return None not in zones or zones == {None}
-    return False
+        return kind if None not in zones or zones == {None} else None
+    return None
 
 
 def frame_to_arrow(frame: Any) -> ArrowBatch | None:

@@ -61,6 +61,7 @@ def test_pendulum_datetimes_convert():
     ((Decimal("1.10"), Decimal("2")), "Decimal: the drivers adapt it"),
     ((b"x", b"y"), "bytes"),
     ((2 ** 70, 1), "beyond int64"),
+    (("\ud800", "a"), "a lone surrogate: not UTF-8"),
     (({"a": 1}, {"a": 2}), "dicts"),
 ])
 def test_columns_without_an_exact_arrow_type_stay_python_rows(values, why):
