@@ -388,3 +388,20 @@ def test_postgres_merge_counts_stay_sane_when_a_trigger_adds_rows(request, tmp_p
     assert (result.rows_inserted, result.rows_updated) == (4, 0)
     assert set(db.rows("events", "k, v")) == {(1, "a"), (2, "b"), (3, "c"), (1001, "shadow"),
                                               (1002, "shadow"), (1003, "shadow")}
+
+
+@pytest.mark.parametrize(("rows", "columns", "message"), [
+    ([(1, at(1, 1), "a"), (2, at(1, 2)), (3, at(1, 3), "c")], ["k", "ts", "v"],
+     r"row 1 has 2 values, expected 3 \(k, ts, v\)"),
+    ([(1, at(1, 1), "a"), (2, at(1, 2), "b", "extra")], ["k", "ts", "v"], "row 1 has 4 values"),
+    ([{"k": 1, "ts": at(1, 1), "v": "a"}, {"k": 2, "ts": at(1, 2)}], None,
+     r"row 1 has columns \['k', 'ts'\], expected \['k', 'ts', 'v'\]"),
+    ([{"k": 1, "ts": at(1, 1), "v": "a"}, {"k": 2, "ts": at(1, 2), "w": "b"}], None,
+     r"row 1 has columns \['k', 'ts', 'w'\]"),
+])
+def test_ragged_rows_name_the_first_bad_row_and_write_nothing(db, rows, columns, message):
+    db.create()
+    _write(db, events((9, at(1, 9), "kept")))
+    with pytest.raises(IntervalViolationError, match=message):
+        _write(db, rows, columns=columns)
+    assert db.rows() == [(9, at(1, 9), "kept")]
