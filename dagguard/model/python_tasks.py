@@ -434,8 +434,6 @@ class _Analysis:
         return inner.facts()
 
 
-# libcst's `node.children` rebuilds every node through a visitor: reading the dataclass fields
-# directly is an order of magnitude cheaper (see dagguard.model.dags).
 def _parameters(function: cst.FunctionDef) -> dict[str, cst.CSTNode]:
     params = function.params
     found: dict[str, cst.CSTNode] = {}
