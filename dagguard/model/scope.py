@@ -133,14 +133,15 @@ def _import_bindings(stmt: Union[cst.Import, cst.ImportFrom]) -> Iterator[tuple[
         yield bound, ImportBinding(qual)
 
 
-def _target_names(target: cst.BaseExpression) -> Iterator[str]:
+def target_names(target: cst.BaseExpression) -> Iterator[str]:
+    """The names an assignment or `for` target binds (x; a, b; *rest)."""
     if isinstance(target, cst.Name):
         yield target.value
     elif isinstance(target, (cst.Tuple, cst.List)):
         for element in target.elements:
-            yield from _target_names(element.value)
+            yield from target_names(element.value)
     elif isinstance(target, cst.StarredElement):
-        yield from _target_names(target.value)
+        yield from target_names(target.value)
 
 
 def _small_statement_bindings(stmt: cst.BaseSmallStatement) -> Iterator[tuple[str, Binding]]:
@@ -151,14 +152,14 @@ def _small_statement_bindings(stmt: cst.BaseSmallStatement) -> Iterator[tuple[st
             yield stmt.targets[0].target.value, ConstantBinding(stmt.value)
         else:
             for target in stmt.targets:
-                for name in _target_names(target.target):
+                for name in target_names(target.target):
                     yield name, OPAQUE
     elif isinstance(stmt, cst.AnnAssign):
         if isinstance(stmt.target, cst.Name):
             binding = ConstantBinding(stmt.value) if stmt.value is not None else OPAQUE
             yield stmt.target.value, binding
     elif isinstance(stmt, cst.AugAssign):
-        for name in _target_names(stmt.target):
+        for name in target_names(stmt.target):
             yield name, OPAQUE
     elif isinstance(stmt, (cst.Global, cst.Nonlocal)):
         for item in stmt.names:
@@ -180,10 +181,10 @@ def statement_bindings(body: Sequence[cst.CSTNode]) -> Iterator[tuple[str, Bindi
             if isinstance(stmt, cst.With):
                 for item in stmt.items:
                     if item.asname is not None:
-                        for name in _target_names(item.asname.name):
+                        for name in target_names(item.asname.name):
                             yield name, OPAQUE
             elif isinstance(stmt, cst.For):
-                for name in _target_names(stmt.target):
+                for name in target_names(stmt.target):
                     yield name, OPAQUE
             yield from statement_bindings(_blocks_of(stmt))
 

@@ -7,6 +7,7 @@ from typing import Iterable, Iterator
 import libcst as cst
 
 from dagguard.model.dags import FileModel, TaskModel
+from dagguard.model.scope import target_names
 from dagguard.model.tree import child_nodes
 from dagguard.rules.base import Report, Rule, RuleContext
 
@@ -75,11 +76,11 @@ def _runs_at_most_once(loop: cst.CSTNode) -> bool:
 
 def _loop_targets(loop: cst.CSTNode) -> set[str]:
     if isinstance(loop, cst.For):
-        return set(_names_in(loop.target))
+        return set(target_names(loop.target))
     names: set[str] = set()
     comp = loop.for_in  # type: ignore[attr-defined]
     while comp is not None:
-        names.update(_names_in(comp.target))
+        names.update(target_names(comp.target))
         comp = comp.inner_for_in
     return names
 
