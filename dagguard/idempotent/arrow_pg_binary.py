@@ -16,6 +16,10 @@ from typing import Any, Iterator, Mapping
 from dagguard.idempotent.arrow_batch import ArrowBatch
 
 
+# Integer columns by their PostgreSQL type, and the Arrow type with the same wire format.
+_INTEGER_WIDTHS = {"bigint": "int64", "integer": "int32", "smallint": "int16"}
+
+
 def _exact_targets(kind: Any) -> frozenset[str]:
     """The `format_type` names whose binary input is pgpq's encoding of Arrow type `kind`."""
     import pyarrow as pa
@@ -26,8 +30,9 @@ def _exact_targets(kind: Any) -> frozenset[str]:
         # pgpq writes the stored number, which Arrow keeps in UTC whatever the zone: an
         # instant for timestamptz, and for a naive column the wall time it holds.
         return frozenset({"timestamp with time zone" if kind.tz else "timestamp without time zone"})
-    exact = ((pa.types.is_int64, "bigint"), (pa.types.is_int32, "integer"), (pa.types.is_int16, "smallint"),
-             (pa.types.is_float64, "double precision"), (pa.types.is_float32, "real"),
+    if pa.types.is_integer(kind):
+        return frozenset(name for name, width in _INTEGER_WIDTHS.items() if str(kind) == width)
+    exact = ((pa.types.is_float64, "double precision"), (pa.types.is_float32, "real"),
              (pa.types.is_boolean, "boolean"), (pa.types.is_date32, "date"),
              (pa.types.is_string, "text"), (pa.types.is_large_string, "text"),
              (pa.types.is_string, "character varying"), (pa.types.is_large_string, "character varying"),
@@ -50,10 +55,6 @@ def binary_copy(batch: ArrowBatch, column_types: Mapping[str, str]) -> Iterator[
         return None
     encoder = ArrowToPostgresBinaryEncoder(schema)
     return _chunks(encoder, table)
-
-
-# Integer columns by their PostgreSQL type, and the Arrow type with the same wire format.
-_INTEGER_WIDTHS = {"bigint": "int64", "integer": "int32", "smallint": "int16"}
 
 
 def _integers_as_columns(table: Any, column_types: Mapping[str, str]) -> Any:
