@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 
-from tests.support.postgres import PostgresUnavailable, throwaway_postgres
+from tests.support.postgres import PostgresUnavailable, skip_or_fail, throwaway_postgres
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -28,7 +27,5 @@ def postgres_server():
         try:
             server = stack.enter_context(throwaway_postgres())
         except PostgresUnavailable as exc:
-            if os.environ.get("CI"):
-                pytest.fail(f"PostgreSQL is required in CI: {exc}")
-            pytest.skip(str(exc))
+            skip_or_fail(exc)
         yield server

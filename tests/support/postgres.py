@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 
 class PostgresUnavailable(RuntimeError):
@@ -51,6 +52,15 @@ class PostgresServer:
     def stop(self) -> None:
         _run([str(self.bindir / "pg_ctl"), "-D", str(self.data_dir), "-m", "fast", "-w", "stop"],
              self.run_as, check=False)
+
+
+def skip_or_fail(exc: PostgresUnavailable) -> NoReturn:
+    """Skip the test locally when no server binaries exist; in CI (CI=true) that is a failure."""
+    import pytest
+
+    if os.environ.get("CI"):
+        pytest.fail(f"PostgreSQL is required in CI: {exc}")
+    pytest.skip(str(exc))
 
 
 def find_bindir() -> Path:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import socket
 
 import pytest
 
-from tests.support.postgres import PostgresUnavailable, find_bindir, throwaway_postgres
+from tests.support.postgres import PostgresUnavailable, find_bindir, skip_or_fail, throwaway_postgres
 
 pytestmark = pytest.mark.postgres
 
@@ -17,9 +16,7 @@ def _needs_server_binaries():
     try:
         find_bindir()
     except PostgresUnavailable as exc:
-        if os.environ.get("CI"):
-            pytest.fail(f"PostgreSQL is required in CI: {exc}")
-        pytest.skip(str(exc))
+        skip_or_fail(exc)
 
 
 def accepts_connections(port: int) -> bool:
