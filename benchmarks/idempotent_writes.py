@@ -19,6 +19,8 @@ the best time of each is reported, because the machine may be shared.
     python benchmarks/idempotent_writes.py                       # 1,000,000 rows, 3 runs
     python benchmarks/idempotent_writes.py --rows 50000 --runs 1 # a quick look
     python benchmarks/idempotent_writes.py --engines duckdb --input tuples
+    python benchmarks/idempotent_writes.py --key-index plain     # no unique index on the key
+    python benchmarks/idempotent_writes.py --engines postgres --pg-setting shared_buffers=2GB
 
 PostgreSQL is a throwaway cluster started by this script (tests/support/postgres.py); an
 engine whose driver or server is missing is skipped with the reason.
@@ -52,6 +54,7 @@ from dagguard.idempotent.arrow_convert import postgres_csv, utc_text  # noqa: E4
 from dagguard.idempotent.arrow_pg_binary import binary_copy  # noqa: E402
 from dagguard.idempotent.engines import engine_for  # noqa: E402
 from dagguard.idempotent.ledger import ensure_ledger  # noqa: E402
+from tests.support.postgres import server_setting  # noqa: E402
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 UTC = timezone.utc
@@ -67,16 +70,29 @@ TABLE = "events"
 # Same logical table everywhere. SQLite and PostgreSQL carry the indexes such a table has in
 # production (the key, and the time column the interval filters on); DuckDB relies on its
 # zone maps, since an ART index slows its bulk loads several times over.
-SCHEMAS = {
-    "sqlite": [f"CREATE TABLE {TABLE} (k INTEGER NOT NULL, ts TEXT NOT NULL, ds TEXT, v TEXT, amount REAL)",
-               f"CREATE UNIQUE INDEX {TABLE}_k ON {TABLE} (k)",
-               f"CREATE INDEX {TABLE}_ts ON {TABLE} (ts)"],
-    "duckdb": [f"CREATE TABLE {TABLE} (k BIGINT NOT NULL, ts TIMESTAMPTZ NOT NULL, ds DATE, v VARCHAR, "
-               f"amount DOUBLE)"],
-    "postgres": [f"CREATE TABLE {TABLE} (k bigint PRIMARY KEY, ts timestamptz NOT NULL, ds date, v text, "
-                 f"amount double precision)",
-                 f"CREATE INDEX {TABLE}_ts ON {TABLE} (ts)"],
+COLUMN_TYPES = {
+    "sqlite": "k INTEGER NOT NULL, ts TEXT NOT NULL, ds TEXT, v TEXT, amount REAL",
+    "duckdb": "k BIGINT NOT NULL, ts TIMESTAMPTZ NOT NULL, ds DATE, v VARCHAR, amount DOUBLE",
+    "postgres": "k bigint NOT NULL, ts timestamptz NOT NULL, ds date, v text, amount double precision",
 }
+# How the key column is indexed where the engine has indexes: unique (the default, as a table
+# merged on that key has it) or plain (as an append-style fact table has it). Only uniqueness
+# differs, and it matters on PostgreSQL: every key a rewrite inserts again meets its deleted
+# version in a unique index, which visits the heap to check it (PostgreSQL 15, 1M rows: the
+# COPY after the DELETE takes 3.5 s with a primary key, 1.4 s with a plain index).
+KEY_INDEXES = ("unique", "plain")
+
+
+def schema(engine: str, key_index: str = "unique") -> list[str]:
+    """The benchmark table's DDL on `engine`."""
+    statements = [f"CREATE TABLE {TABLE} ({COLUMN_TYPES[engine]})"]
+    if engine == "duckdb":
+        return statements
+    unique = "UNIQUE " if key_index == "unique" else ""
+    return statements + [f"CREATE {unique}INDEX {TABLE}_k ON {TABLE} (k)",
+                         f"CREATE INDEX {TABLE}_ts ON {TABLE} (ts)"]
+
+
 # The PostgreSQL table's column types, as the binary COPY of the baseline needs them.
 POSTGRES_TYPES = {"k": "bigint", "ts": "timestamp with time zone", "ds": "date", "v": "text",
                   "amount": "double precision"}
@@ -187,6 +203,15 @@ def plain_postgres(conn: Any, rows: Any, form: str, rewrite: bool = False) -> No
 
 # -- engines: prepare a database, copy it fresh for each timed run -----------------------------
 
+@dataclass(frozen=True)
+class Setup:
+    """How this run builds its databases: the input form, the key's index, server settings."""
+
+    form: str  # "arrow" or "tuples"
+    key_index: str = "unique"
+    pg_settings: tuple[str, ...] = ()  # "name=value" for the PostgreSQL server
+
+
 @dataclass
 class EngineRig:
     """How to prepare, copy, open and bulk-load one engine."""
@@ -202,17 +227,17 @@ class EngineRig:
 
 
 def file_rig(name: str, workdir: Path, connect: Callable[[Path], Any],
-             plain: Callable[[Any, Any, str], None], form: str) -> EngineRig:
+             plain: Callable[[Any, Any, str], None], setup: Setup) -> EngineRig:
     """SQLite or DuckDB: templates are files, a fresh copy is a file copy."""
     def prepare(template: str, loads: list[Any], written: Inputs | None) -> None:
         path = workdir / f"{template}.{name}"
         path.unlink(missing_ok=True)
         conn = connect(path)
-        for statement in SCHEMAS[name]:
+        for statement in schema(name, setup.key_index):
             conn.execute(statement)
         conn.commit()
         for rows in loads:
-            plain(conn, rows, form)
+            plain(conn, rows, setup.form)
         ensure_ledger(engine_for(conn))
         conn.commit()
         if written is not None:
@@ -237,7 +262,8 @@ def file_rig(name: str, workdir: Path, connect: Callable[[Path], Any],
         handle.path.unlink(missing_ok=True)
         Path(str(handle.path) + ".wal").unlink(missing_ok=True)
 
-    return EngineRig(name, prepare, fresh, discard, plain)
+    notes = [f"{setup.key_index} key index"] if name == "sqlite" else []
+    return EngineRig(name, prepare, fresh, discard, plain, notes)
 
 
 @dataclass
@@ -246,14 +272,14 @@ class _Handle:
     path: Any
 
 
-def sqlite_rig(workdir: Path, form: str) -> EngineRig:
+def sqlite_rig(workdir: Path, setup: Setup) -> EngineRig:
     """SQLite files in the work directory."""
     def connect(path: Path) -> sqlite3.Connection:
         conn = sqlite3.connect(path, timeout=60, isolation_level=None)
         conn.execute("PRAGMA journal_mode=WAL")  # what a writer of a shared file would use
         return conn
 
-    return _sqlite_autocommit(file_rig("sqlite", workdir, connect, plain_sqlite, form))
+    return _sqlite_autocommit(file_rig("sqlite", workdir, connect, plain_sqlite, setup))
 
 
 def _sqlite_autocommit(rig: EngineRig) -> EngineRig:
@@ -270,20 +296,20 @@ def _sqlite_autocommit(rig: EngineRig) -> EngineRig:
     return rig
 
 
-def duckdb_rig(workdir: Path, form: str) -> EngineRig:
+def duckdb_rig(workdir: Path, setup: Setup) -> EngineRig:
     """DuckDB files in the work directory."""
     import duckdb
 
-    return file_rig("duckdb", workdir, lambda path: duckdb.connect(str(path)), plain_duckdb, form)
+    return file_rig("duckdb", workdir, lambda path: duckdb.connect(str(path)), plain_duckdb, setup)
 
 
-def postgres_rig(workdir: Path, form: str) -> tuple[EngineRig, Callable[[], None]]:
+def postgres_rig(workdir: Path, setup: Setup) -> tuple[EngineRig, Callable[[], None]]:
     """A throwaway cluster; templates are databases, a fresh copy is CREATE DATABASE ... TEMPLATE."""
     import psycopg
 
     from tests.support.postgres import start_postgres
 
-    server = start_postgres(workdir / "pg", cap_wal=False)
+    server = start_postgres(workdir / "pg", cap_wal=False, settings=setup.pg_settings)
     admin = psycopg.connect(server.dsn, autocommit=True)
     base = server.dsn.rsplit("/", 1)[0]
 
@@ -291,10 +317,10 @@ def postgres_rig(workdir: Path, form: str) -> tuple[EngineRig, Callable[[], None
         admin.execute(f"DROP DATABASE IF EXISTS {template}")
         admin.execute(f"CREATE DATABASE {template}")
         with psycopg.connect(f"{base}/{template}", autocommit=True) as conn:
-            for statement in SCHEMAS["postgres"]:
+            for statement in schema("postgres", setup.key_index):
                 conn.execute(statement)
             for rows in loads:
-                plain_postgres(conn, rows, form)
+                plain_postgres(conn, rows, setup.form)
             with conn.transaction():
                 ensure_ledger(engine_for(conn))
             if written is not None:
@@ -315,7 +341,8 @@ def postgres_rig(workdir: Path, form: str) -> tuple[EngineRig, Callable[[], None
         server.stop()
 
     rig = EngineRig("postgres", prepare, fresh, discard, plain_postgres,
-                    [f"PostgreSQL {server.bindir.parent.name}, fsync=off, port {server.port}"])
+                    [f"PostgreSQL {server.bindir.parent.name}, fsync=off, port {server.port}",
+                     f"{setup.key_index} key index", *setup.pg_settings])
     return rig, stop
 
 
@@ -423,18 +450,18 @@ def format_table(results: list[dict[str, Any]], strategies: tuple[str, ...]) -> 
     return "\n".join(lines)
 
 
-def build_rigs(names: list[str], workdir: Path, form: str, log: Callable[[str], None],
+def build_rigs(names: list[str], workdir: Path, setup: Setup, log: Callable[[str], None],
                ) -> tuple[list[EngineRig], list[dict[str, Any]], list[Callable[[], None]]]:
     """The engines that can run here, the skipped ones with their reason, and cleanups."""
     rigs, skipped, cleanups = [], [], []
     for name in names:
         try:
             if name == "sqlite":
-                rigs.append(sqlite_rig(workdir, form))
+                rigs.append(sqlite_rig(workdir, setup))
             elif name == "duckdb":
-                rigs.append(duckdb_rig(workdir, form))
+                rigs.append(duckdb_rig(workdir, setup))
             else:
-                rig, stop = postgres_rig(workdir, form)
+                rig, stop = postgres_rig(workdir, setup)
                 rigs.append(rig)
                 cleanups.append(stop)
         except Exception as exc:  # a missing driver or server: skip the engine, say why
@@ -456,6 +483,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="what the task hands over: a pyarrow Table (default) or tuples + columns")
     parser.add_argument("--changed-fraction", type=float, default=1.0,
                         help="share of rows whose values differ in the 'changed' scenario (default 1.0)")
+    parser.add_argument("--key-index", choices=KEY_INDEXES, default="unique",
+                        help="how SQLite and PostgreSQL index the key column: unique (default) or plain")
+    parser.add_argument("--pg-setting", action="append", default=[], metavar="NAME=VALUE", type=server_setting,
+                        help="a server setting for the PostgreSQL cluster, e.g. shared_buffers=2GB "
+                             "(repeatable; default: initdb's defaults)")
     parser.add_argument("--workdir", type=Path, default=None, help="where the databases go (default: a temp dir)")
     args = parser.parse_args(argv)
     strategies = tuple(args.strategies)
@@ -471,7 +503,8 @@ def main(argv: list[str] | None = None) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="dagguard-bench-", dir=args.workdir))
     log(f"building {args.rows:,} rows per interval as {args.input} in {workdir}")
     inputs = make_inputs(args.rows, args.input, args.changed_fraction)
-    rigs, results, cleanups = build_rigs(args.engines, workdir, args.input, log)
+    setup = Setup(args.input, args.key_index, tuple(args.pg_setting))
+    rigs, results, cleanups = build_rigs(args.engines, workdir, setup, log)
     try:
         for rig in rigs:
             try:
@@ -487,15 +520,15 @@ def main(argv: list[str] | None = None) -> int:
     table = format_table(results, strategies)
     print(f"dagguard.idempotent writes: {args.rows:,} rows into a table holding another "
           f"{args.rows:,}-row interval; input {args.input}; best of {args.runs}; "
-          f"changed fraction {args.changed_fraction}")
+          f"changed fraction {args.changed_fraction}; {args.key_index} key index")
     print(table)
     RESULTS_DIR.mkdir(exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     out = RESULTS_DIR / f"idempotent_writes-{stamp}.json"
     out.write_text(json.dumps({
         "rows": args.rows, "runs": args.runs, "input": args.input,
-        "changed_fraction": args.changed_fraction, "targets": TARGETS,
-        "python": platform.python_version(), "machine": platform.platform(),
+        "changed_fraction": args.changed_fraction, "key_index": args.key_index,
+        "pg_settings": args.pg_setting, "targets": TARGETS, "python": platform.python_version(), "machine": platform.platform(),
         "results": results}, indent=2, default=str))
     print(f"written {out.relative_to(REPO_ROOT)}")
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import os
 import pwd
+import re
 import shutil
 import socket
 import subprocess
@@ -94,15 +95,22 @@ def _run(cmd: list[str], run_as: str | None, check: bool = True) -> subprocess.C
     return result
 
 
+def server_setting(text: str) -> str:
+    """`text` if it is a `name=value` server setting that pg_ctl's -o can carry, else ValueError."""
+    if not re.fullmatch(r"[a-z_.]+=[^\s'\"\\]+", text):
+        raise ValueError(f"{text!r} is not a server setting: expected name=value without spaces or quotes")
+    return text
+
+
 @contextmanager
-def throwaway_postgres(prefix: str = "dagguard-pg-") -> Iterator[PostgresServer]:
+def throwaway_postgres(prefix: str = "dagguard-pg-", settings: tuple[str, ...] = ()) -> Iterator[PostgresServer]:
     """A cluster in a new temp dir, stopped and deleted on exit, however the block ends.
 
     Left behind, a test run's cluster holds every test's databases: a few runs fill the disk.
     """
     base = Path(tempfile.mkdtemp(prefix=prefix))
     try:
-        server = start_postgres(base)
+        server = start_postgres(base, settings=settings)
         try:
             yield server
         finally:
@@ -111,11 +119,13 @@ def throwaway_postgres(prefix: str = "dagguard-pg-") -> Iterator[PostgresServer]
         shutil.rmtree(base, ignore_errors=True)
 
 
-def start_postgres(base_dir: Path, cap_wal: bool = True) -> PostgresServer:
+def start_postgres(base_dir: Path, cap_wal: bool = True, settings: tuple[str, ...] = ()) -> PostgresServer:
     """initdb a new cluster under base_dir and start it on a free loopback port.
 
     cap_wal keeps pg_wal small, for tests; benchmarks turn it off to measure the defaults.
+    settings are more server settings, "name=value" each, as `postgres -c` takes them.
     """
+    settings = tuple(map(server_setting, settings))
     bindir = find_bindir()
     run_as = None
     if os.geteuid() == 0:
@@ -141,6 +151,7 @@ def start_postgres(base_dir: Path, cap_wal: bool = True) -> PostgresServer:
         # No replicas, and no 1 GB of pg_wal: a test run's disk use stays near its live data.
         options += (" -c wal_level=minimal -c max_wal_senders=0"
                     " -c max_wal_size=64MB -c min_wal_size=32MB")
+    options += "".join(f" -c {setting}" for setting in settings)
     _run([str(bindir / "pg_ctl"), "-D", str(data_dir), "-o", options,
           "-l", str(base_dir / "server.log"), "-w", "-t", "60", "start"], run_as)
     server = PostgresServer(data_dir=data_dir, port=port, bindir=bindir, run_as=run_as)

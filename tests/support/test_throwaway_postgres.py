@@ -6,7 +6,8 @@ import socket
 
 import pytest
 
-from tests.support.postgres import PostgresUnavailable, find_bindir, skip_or_fail, throwaway_postgres
+from tests.support.postgres import (PostgresUnavailable, find_bindir, skip_or_fail, start_postgres,
+                                     throwaway_postgres)
 
 pytestmark = pytest.mark.postgres
 
@@ -69,3 +70,20 @@ def test_wal_is_capped_for_tests():
         settings = dict(conn.execute(
             "SELECT name, setting FROM pg_settings WHERE name IN ('max_wal_size', 'wal_level')"))
     assert settings == {"max_wal_size": "64", "wal_level": "minimal"}
+
+
+def test_extra_settings_reach_the_server():
+    import psycopg
+
+    with throwaway_postgres(settings=("work_mem=7MB", "shared_buffers=32MB")) as server, \
+            psycopg.connect(server.dsn) as conn:
+        settings = dict(conn.execute(
+            "SELECT name, current_setting(name) FROM pg_settings WHERE name IN ('work_mem', 'shared_buffers')"))
+    assert settings == {"work_mem": "7MB", "shared_buffers": "32MB"}
+
+
+@pytest.mark.parametrize("setting", ["work_mem", "work_mem=1 MB", "work_mem='1MB'", "-c x=1", ""])
+def test_a_malformed_setting_is_refused_before_a_cluster_exists(setting, tmp_path):
+    with pytest.raises(ValueError, match="not a server setting"):
+        start_postgres(tmp_path / "pg", settings=(setting,))
+    assert not (tmp_path / "pg").exists()
