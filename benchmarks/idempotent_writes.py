@@ -21,6 +21,7 @@ the best time of each is reported, because the machine may be shared.
     python benchmarks/idempotent_writes.py --engines duckdb --input tuples
     python benchmarks/idempotent_writes.py --key-index plain     # no unique index on the key
     python benchmarks/idempotent_writes.py --engines postgres --pg-setting shared_buffers=2GB
+    python benchmarks/idempotent_writes.py --engines postgres --pg-fillfactor 50  # room for HOT updates
 
 PostgreSQL is a throwaway cluster started by this script (tests/support/postgres.py); an
 engine whose driver or server is missing is skipped with the reason.
@@ -83,9 +84,12 @@ COLUMN_TYPES = {
 KEY_INDEXES = ("unique", "plain")
 
 
-def schema(engine: str, key_index: str = "unique") -> list[str]:
-    """The benchmark table's DDL on `engine`."""
-    statements = [f"CREATE TABLE {TABLE} ({COLUMN_TYPES[engine]})"]
+def schema(engine: str, key_index: str = "unique", fillfactor: int | None = None) -> list[str]:
+    """The benchmark table's DDL on `engine`; `fillfactor` (PostgreSQL) leaves room in each page
+    for updated rows, which PostgreSQL then writes beside the old ones without touching an
+    index (a heap-only tuple) when no indexed column changed."""
+    storage = f" WITH (fillfactor = {fillfactor})" if fillfactor and engine == "postgres" else ""
+    statements = [f"CREATE TABLE {TABLE} ({COLUMN_TYPES[engine]}){storage}"]
     if engine == "duckdb":
         return statements
     unique = "UNIQUE " if key_index == "unique" else ""
@@ -210,6 +214,7 @@ class Setup:
     form: str  # "arrow" or "tuples"
     key_index: str = "unique"
     pg_settings: tuple[str, ...] = ()  # "name=value" for the PostgreSQL server
+    pg_fillfactor: int | None = None  # the PostgreSQL table's; None: the default, 100
 
 
 @dataclass
@@ -317,7 +322,7 @@ def postgres_rig(workdir: Path, setup: Setup) -> tuple[EngineRig, Callable[[], N
         admin.execute(f"DROP DATABASE IF EXISTS {template}")
         admin.execute(f"CREATE DATABASE {template}")
         with psycopg.connect(f"{base}/{template}", autocommit=True) as conn:
-            for statement in schema("postgres", setup.key_index):
+            for statement in schema("postgres", setup.key_index, setup.pg_fillfactor):
                 conn.execute(statement)
             for rows in loads:
                 plain_postgres(conn, rows, setup.form)
@@ -342,7 +347,8 @@ def postgres_rig(workdir: Path, setup: Setup) -> tuple[EngineRig, Callable[[], N
 
     rig = EngineRig("postgres", prepare, fresh, discard, plain_postgres,
                     [f"PostgreSQL {server.bindir.parent.name}, fsync=off, port {server.port}",
-                     f"{setup.key_index} key index", *setup.pg_settings])
+                     f"{setup.key_index} key index", f"fillfactor {setup.pg_fillfactor or 100}",
+                     *setup.pg_settings])
     return rig, stop
 
 
@@ -488,6 +494,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pg-setting", action="append", default=[], metavar="NAME=VALUE", type=server_setting,
                         help="a server setting for the PostgreSQL cluster, e.g. shared_buffers=2GB "
                              "(repeatable; default: initdb's defaults)")
+    parser.add_argument("--pg-fillfactor", type=int, choices=range(10, 101), metavar="10-100", default=None,
+                        help="the PostgreSQL table's fillfactor (default 100): room for in-place updates")
     parser.add_argument("--workdir", type=Path, default=None, help="where the databases go (default: a temp dir)")
     args = parser.parse_args(argv)
     strategies = tuple(args.strategies)
@@ -503,7 +511,7 @@ def main(argv: list[str] | None = None) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="dagguard-bench-", dir=args.workdir))
     log(f"building {args.rows:,} rows per interval as {args.input} in {workdir}")
     inputs = make_inputs(args.rows, args.input, args.changed_fraction)
-    setup = Setup(args.input, args.key_index, tuple(args.pg_setting))
+    setup = Setup(args.input, args.key_index, tuple(args.pg_setting), args.pg_fillfactor)
     rigs, results, cleanups = build_rigs(args.engines, workdir, setup, log)
     try:
         for rig in rigs:
@@ -528,7 +536,7 @@ def main(argv: list[str] | None = None) -> int:
     out.write_text(json.dumps({
         "rows": args.rows, "runs": args.runs, "input": args.input,
         "changed_fraction": args.changed_fraction, "key_index": args.key_index,
-        "pg_settings": args.pg_setting, "targets": TARGETS, "python": platform.python_version(), "machine": platform.platform(),
+        "pg_settings": args.pg_setting, "pg_fillfactor": args.pg_fillfactor, "targets": TARGETS, "python": platform.python_version(), "machine": platform.platform(),
         "results": results}, indent=2, default=str))
     print(f"written {out.relative_to(REPO_ROOT)}")
     return 0
