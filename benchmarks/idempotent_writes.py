@@ -13,7 +13,8 @@ the benchmark writes another interval of ``--rows`` rows (2026-01-02) into it:
 
 Every timed run starts from a fresh copy of a prepared database (a file copy for SQLite and
 DuckDB, ``CREATE DATABASE ... TEMPLATE`` for PostgreSQL), so no run sees another's garbage;
-preparing and copying are not timed. Cases are interleaved across the ``--runs`` repeats and
+preparing, copying and checking are not timed: after each write the benchmark checks that
+both intervals hold the rows they should, so no time comes from a write that skipped its work. Cases are interleaved across the ``--runs`` repeats and
 the best time of each is reported, because the machine may be shared.
 
     python benchmarks/idempotent_writes.py                       # 1,000,000 rows, 3 runs
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import platform
 import shutil
 import sqlite3
@@ -386,19 +388,44 @@ def write_target(conn: Any, inputs: Inputs, strategy: str = "replace", changed: 
                    partition_column="ds", **inputs.rows_kwargs())
 
 
+def _count_and_sum(rows: Any, form: str) -> tuple[int, float]:
+    amounts = rows.column("amount").to_pylist() if form == "arrow" else [row[4] for row in rows]
+    return len(amounts), math.fsum(amounts)
+
+
+def check_written(conn: Any, inputs: Inputs, changed: bool) -> None:
+    """Untimed, after each write: both intervals hold what they should (rows and the sum of
+    `amount`, which the changed rows alter), so that no time comes from a write that skipped
+    its work. Raises AssertionError naming the interval otherwise."""
+    expected = {OTHER.start.date().isoformat(): _count_and_sum(inputs.other, inputs.form),
+                TARGET.start.date().isoformat(): _count_and_sum(inputs.changed if changed else inputs.target,
+                                                                inputs.form)}
+    found = {str(ds): (int(count), float(total or 0)) for ds, count, total in
+             conn.execute(f"SELECT ds, count(*), sum(amount) FROM {TABLE} GROUP BY ds").fetchall()}
+    for ds, (count, total) in expected.items():
+        got_count, got_total = found.pop(ds, (0, 0.0))
+        if got_count != count or not math.isclose(got_total, total, rel_tol=1e-9):
+            raise AssertionError(f"interval {ds} holds {got_count} rows summing to {got_total}, "
+                                 f"expected {count} rows summing to {total}")
+    if found:
+        raise AssertionError(f"rows outside both intervals: {found}")
+
+
 def run_case(rig: EngineRig, case: Case, inputs: Inputs) -> float:
     """Seconds for one write of the target interval, from a fresh copy of the right template."""
     template = "bench_base" if case.scenario == "first" else "bench_full"
     handle = rig.fresh(template)
+    changed = case.scenario == "changed"
     try:
         if case.strategy in ("plain", BARE_REWRITE):
-            rewrite = case.strategy == BARE_REWRITE
             started = time.perf_counter()
-            rig.plain(handle.conn, inputs.changed if rewrite else inputs.target, inputs.form, rewrite)
-            return time.perf_counter() - started
-        started = time.perf_counter()
-        write_target(handle.conn, inputs, case.strategy, changed=case.scenario == "changed")
-        return time.perf_counter() - started
+            rig.plain(handle.conn, inputs.changed if changed else inputs.target, inputs.form, changed)
+        else:
+            started = time.perf_counter()
+            write_target(handle.conn, inputs, case.strategy, changed=changed)
+        seconds = time.perf_counter() - started
+        check_written(handle.conn, inputs, changed)
+        return seconds
     finally:
         rig.discard(handle)
 
@@ -538,7 +565,7 @@ def main(argv: list[str] | None = None) -> int:
         "changed_fraction": args.changed_fraction, "key_index": args.key_index,
         "pg_settings": args.pg_setting, "pg_fillfactor": args.pg_fillfactor, "targets": TARGETS, "python": platform.python_version(), "machine": platform.platform(),
         "results": results}, indent=2, default=str))
-    print(f"written {out.relative_to(REPO_ROOT)}")
+    print(f"written {out.relative_to(REPO_ROOT) if out.is_relative_to(REPO_ROOT) else out}")
     return 0
 
 

@@ -1,0 +1,81 @@
+"""benchmarks/idempotent_writes.py runs every case on every engine, and checks each write.
+
+No timing is asserted: a few hundred rows only show that the script still works and that its
+check of the written intervals catches a write that did not happen.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sqlite3
+import sys
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+from tests.support.postgres import PostgresUnavailable, find_bindir, skip_or_fail
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location(
+        "idempotent_writes_benchmark", REPO_ROOT / "benchmarks" / "idempotent_writes.py")
+    module = importlib.util.module_from_spec(spec)
+    # dataclasses look their module up in sys.modules while the module runs.
+    sys.modules[spec.name] = module
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        del sys.modules[spec.name]
+
+
+def run(bench, tmp_path, monkeypatch, *options: str) -> list[dict]:
+    monkeypatch.setattr(bench, "RESULTS_DIR", tmp_path / "results")
+    assert bench.main(["--rows", "300", "--runs", "1", "--workdir", str(tmp_path), *options]) == 0
+    (written,) = (tmp_path / "results").glob("idempotent_writes-*.json")
+    return json.loads(written.read_text())["results"]
+
+
+def expected_labels(bench) -> set[str]:
+    return {case.label for case in bench.cases(bench.STRATEGIES)}
+
+
+@pytest.mark.parametrize("form", ["arrow", "tuples"])
+def test_every_case_runs_on_the_embedded_engines(bench, tmp_path, monkeypatch, form):
+    results = run(bench, tmp_path, monkeypatch, "--engines", "sqlite", "duckdb", "--input", form)
+    assert [r["engine"] for r in results] == ["sqlite", "duckdb"]
+    for result in results:
+        assert "skipped" not in result, result.get("skipped")
+        assert set(result["best_seconds"]) == expected_labels(bench)
+        assert all(seconds > 0 for seconds in result["best_seconds"].values())
+
+
+@pytest.mark.postgres
+def test_every_case_runs_on_postgres_with_the_table_options(bench, tmp_path, monkeypatch):
+    try:
+        find_bindir()
+    except PostgresUnavailable as exc:
+        skip_or_fail(exc)
+    results = run(bench, tmp_path, monkeypatch, "--engines", "postgres", "--key-index", "plain",
+                  "--pg-fillfactor", "50", "--pg-setting", "work_mem=8MB")
+    (result,) = results
+    assert "skipped" not in result, result.get("skipped")
+    assert set(result["best_seconds"]) == expected_labels(bench)
+    assert {"plain key index", "fillfactor 50", "work_mem=8MB"} <= set(result["notes"])
+
+
+def test_the_check_refuses_an_interval_the_write_left_out(bench):
+    inputs = bench.make_inputs(50, "tuples", 1.0)
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    for statement in bench.schema("sqlite"):
+        conn.execute(statement)
+    bench.plain_sqlite(conn, inputs.other, "tuples")
+    with pytest.raises(AssertionError, match="interval 2026-01-02 holds 0 rows"):
+        bench.check_written(conn, inputs, changed=False)
+    bench.plain_sqlite(conn, inputs.target, "tuples")
+    bench.check_written(conn, inputs, changed=False)
+    # The same number of rows with the unchanged values is not the changed interval.
+    with pytest.raises(AssertionError, match="interval 2026-01-02 holds 50 rows summing to"):
+        bench.check_written(conn, inputs, changed=True)
