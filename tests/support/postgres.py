@@ -128,10 +128,10 @@ def start_postgres(base_dir: Path, cap_wal: bool = True, settings: tuple[str, ..
     settings = tuple(map(server_setting, settings))
     bindir = find_bindir()
     run_as = None
+    base_dir.mkdir(parents=True, exist_ok=True)
     if os.geteuid() == 0:
         run_as = "postgres"
         pwd.getpwnam(run_as)  # KeyError if the package did not create the user
-        base_dir.mkdir(parents=True, exist_ok=True)
         shutil.chown(base_dir, user=run_as)
         # The postgres user must be able to reach the temp dir.
         for parent in base_dir.parents:
@@ -139,14 +139,12 @@ def start_postgres(base_dir: Path, cap_wal: bool = True, settings: tuple[str, ..
                 break
             os.chmod(parent, os.stat(parent).st_mode | 0o011)
     data_dir = base_dir / "data"
-    socket_dir = base_dir / "sock"
-    socket_dir.mkdir(exist_ok=True)
-    if run_as:
-        shutil.chown(socket_dir, user=run_as)
     _run([str(bindir / "initdb"), "-D", str(data_dir), "-U", "postgres", "--auth=trust",
           "-E", "UTF8", "--no-sync"], run_as)
     port = _free_port()
-    options = f"-p {port} -k {socket_dir} -c listen_addresses=127.0.0.1 -c fsync=off"
+    # TCP on 127.0.0.1 only: every client here connects that way, and a Unix socket's path
+    # may not exceed 107 bytes, which a temp dir under pytest's tmp_path easily does.
+    options = f"-p {port} -k '' -c listen_addresses=127.0.0.1 -c fsync=off"
     if cap_wal:
         # No replicas, and no 1 GB of pg_wal: a test run's disk use stays near its live data.
         options += (" -c wal_level=minimal -c max_wal_senders=0"

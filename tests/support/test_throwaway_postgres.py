@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
 import socket
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -87,3 +90,18 @@ def test_a_malformed_setting_is_refused_before_a_cluster_exists(setting, tmp_pat
     with pytest.raises(ValueError, match="not a server setting"):
         start_postgres(tmp_path / "pg", settings=(setting,))
     assert not (tmp_path / "pg").exists()
+
+
+def test_a_cluster_starts_in_a_directory_too_deep_for_a_unix_socket():
+    # pytest-xdist's tmp_path plus the benchmark's work dir once made the socket path longer
+    # than the 107 bytes a Unix socket allows, and the server refused to start.
+    base = Path(tempfile.mkdtemp(prefix="dagguard-pg-"))
+    try:
+        server = start_postgres(base / ("deep-" * 20) / "pg")
+        try:
+            assert len(str(server.data_dir / ".s.PGSQL.00000")) > 107
+            assert accepts_connections(server.port)
+        finally:
+            server.stop()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
