@@ -14,8 +14,9 @@ the benchmark writes another interval of ``--rows`` rows (2026-01-02) into it:
 Every timed run starts from a fresh copy of a prepared database (a file copy for SQLite and
 DuckDB, ``CREATE DATABASE ... TEMPLATE`` for PostgreSQL), so no run sees another's garbage;
 preparing, copying and checking are not timed: after each write the benchmark checks that
-both intervals hold the rows they should, so no time comes from a write that skipped its work. Cases are interleaved across the ``--runs`` repeats and
-the best time of each is reported, because the machine may be shared.
+both intervals hold the rows they should, so no time comes from a write that skipped its work.
+Cases are interleaved across the ``--runs`` repeats and the best time of each is reported,
+because the machine may be shared.
 
     python benchmarks/idempotent_writes.py                       # 1,000,000 rows, 3 runs
     python benchmarks/idempotent_writes.py --rows 50000 --runs 1 # a quick look
@@ -82,7 +83,7 @@ COLUMN_TYPES = {
 # merged on that key has it) or plain (as an append-style fact table has it). Only uniqueness
 # differs, and it matters on PostgreSQL: every key a rewrite inserts again meets its deleted
 # version in a unique index, which visits the heap to check it (PostgreSQL 15, 1M rows: the
-# COPY after the DELETE takes 3.5 s with a primary key, 1.4 s with a plain index).
+# COPY after the DELETE takes 3.5 s with a unique index, 1.4 s with a plain one).
 KEY_INDEXES = ("unique", "plain")
 
 
@@ -417,11 +418,10 @@ def run_case(rig: EngineRig, case: Case, inputs: Inputs) -> float:
     handle = rig.fresh(template)
     changed = case.scenario == "changed"
     try:
+        started = time.perf_counter()
         if case.strategy in ("plain", BARE_REWRITE):
-            started = time.perf_counter()
             rig.plain(handle.conn, inputs.changed if changed else inputs.target, inputs.form, changed)
         else:
-            started = time.perf_counter()
             write_target(handle.conn, inputs, case.strategy, changed=changed)
         seconds = time.perf_counter() - started
         check_written(handle.conn, inputs, changed)
