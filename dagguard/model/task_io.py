@@ -18,6 +18,7 @@ from dagguard.model.dags import DagModel, FileModel, TaskModel
 from dagguard.model.schedules import Recurrence, dag_recurrence
 from dagguard.model.python_tasks import CallableFacts, analyse_callable, formatted_text
 from dagguard.model.sql import ParsedSql, dialect_for, parse_sql
+from dagguard.model.sql_parameters import bind_parameters
 from dagguard.model.templates import Template, analyse_template, display
 from dagguard.model.values import UNKNOWN, Evaluator, StaticDict
 
@@ -170,6 +171,8 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
     unknown = not task.args.complete
     dialect = dialect_for(task.operator)
     folders = _search_folders(dag, path)
+    parameters = task.args.values.get("parameters")
+    bound = parameters.value if parameters is not None else None
     for name, arg in task.args.values.items():
         if name in NON_DATA_ARGUMENTS or name.endswith("conn_id"):
             continue
@@ -179,7 +182,7 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
                 # An f-string: its Python parts are unknown (so the task counts as keyed), but
                 # its SQL can still be read for clock reads and statement order.
                 value = formatted_text(arg.node, dag.scope, file.module, _names(file)) or UNKNOWN
-            sql.extend(_sql_sources(file, name, arg.node, value, folders, dialect))
+            sql.extend(_sql_sources(file, name, arg.node, value, folders, dialect, bound))
         elif name == "configuration" and isinstance(arg.value, StaticDict):
             query = _nested(arg.value, ("query", "query"))
             if query is not None:
@@ -230,7 +233,8 @@ def _explicit_parameters(task: TaskModel) -> frozenset[str]:
 
 
 def _sql_sources(file: FileModel, name: str, node: cst.BaseExpression, value: Any,
-                 folders: tuple[Path, ...], dialect: Optional[str]) -> Iterator[SqlSource]:
+                 folders: tuple[Path, ...], dialect: Optional[str], parameters: Any = None,
+                 ) -> Iterator[SqlSource]:
     items = value if isinstance(value, (list, tuple)) else [value]
     nodes = _element_nodes(node, len(items))
     for item, item_node in zip(items, nodes):
@@ -244,6 +248,8 @@ def _sql_sources(file: FileModel, name: str, node: cst.BaseExpression, value: An
                 yield SqlSource(item_node, f"file {item.strip()}", None, None)
                 continue
             text, origin = loaded, f"file {item.strip()}"
+        if parameters is not None:
+            text = bind_parameters(text, parameters)
         template = _template(file, text)
         yield SqlSource(item_node, origin, template, parse_sql(template.text, dialect))
 

@@ -167,6 +167,21 @@ with DAG("d", schedule="@daily"):
     assert all("'gone'" not in f.message for f in found)
 
 
+def test_query_parameters_bind_into_a_sql_file_and_only_static_ones_count(tmp_path):
+    (tmp_path / "load.sql").write_text("DELETE FROM t WHERE ts >= %(start)s AND ts < %(end)s")
+    code = SQL_OP + """\
+from airflow.sdk import DAG
+with DAG("d", schedule="@hourly"):
+    SQLExecuteQueryOperator(task_id="bound", sql="load.sql",
+                            parameters={"start": "{{ data_interval_start }}", "end": "{{ data_interval_end }}"})
+    SQLExecuteQueryOperator(task_id="unknown", sql="load.sql", parameters=get_bounds())
+    SQLExecuteQueryOperator(task_id="literal", sql="load.sql",
+                            parameters={"start": "2026-01-01", "end": "2026-01-02"})
+"""
+    (finding,) = only(lint(tmp_path, code), "DG206")
+    assert "task 'bound'" in finding.message
+
+
 def test_dags_without_a_recurring_schedule_are_not_judged(tmp_path):
     body = """\
 from datetime import datetime
