@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Iterator, Optional, Union
+from typing import Any, Iterator, Optional, Union
 
 import libcst as cst
 
@@ -20,7 +20,8 @@ from dagguard.model.context_keys import INTERVAL_KEYS, REMOVED_KEYS
 from dagguard.model.scope import ConstantBinding, FunctionBinding, Scope, function_scope
 from dagguard.model.templates import analyse_template, has_jinja
 from dagguard.model.tree import child_nodes
-from dagguard.model.values import WALL_CLOCK_FUNCTIONS, Evaluator, simple_string_value
+from dagguard.model.sql_parameters import bind_parameters
+from dagguard.model.values import UNKNOWN, WALL_CLOCK_FUNCTIONS, Evaluator, simple_string_value
 
 CLOCK_FUNCTIONS = (WALL_CLOCK_FUNCTIONS - {"airflow.utils.dates.days_ago"}) | frozenset({
     "time.time_ns", "pendulum.utcnow", "airflow.utils.timezone.now", "airflow.sdk.timezone.now",
@@ -63,6 +64,13 @@ _SQL_START = re.compile(
     r"truncate|alter|replace|upsert|call|begin|set|grant|use|unload|show|describe|explain|values)\b",
     re.IGNORECASE | re.DOTALL,
 )
+# Methods whose second positional argument is the query's parameters (DB-API cursors, DbApiHook
+# readers); elsewhere only a `parameters=`/`params=` keyword is.
+_POSITIONAL_PARAMETERS = frozenset({"execute", "executemany", "get_records", "get_first",
+                                    "get_pandas_df", "get_df"})
+# Context values bound into a query's text as the template that names them, for the interval
+# rules (DG204, DG206) to read `ts < %(end)s` with `parameters={"end": data_interval_end}`.
+_BOUND_CONTEXT_KEYS = frozenset({"data_interval_start", "data_interval_end"})
 _SQL_WRITE = re.compile(r"(^|;)\s*(insert|merge|update|delete|copy|replace|upsert)\b", re.IGNORECASE)
 # Method names that suggest writing somewhere (XCom and logging aside).
 _WRITE_LIKE = re.compile(r"^(insert|write|upload|put|load|export|publish|sink|push|send|save)(?!.*xcom)",
@@ -137,6 +145,9 @@ class _Analysis:
         self.evaluator = Evaluator(scope)
         self.parents: dict[int, cst.CSTNode] = {}
         self.nodes: list[cst.CSTNode] = []
+        # Set by facts(): parameters Airflow fills from the context, names holding the context.
+        self.context_params: frozenset[str] = frozenset()
+        self.context_names: frozenset[str] = frozenset()
         self._index()
 
     def _index(self) -> None:
@@ -155,7 +166,11 @@ class _Analysis:
     def facts(self) -> CallableFacts:
         params = _parameters(self.function)
         context_names = self._context_names(params)
-        uses_interval = bool((set(params) - self.explicit) & INTERVAL_KEYS)
+        filled = frozenset(params) - self.explicit  # what Airflow passes from the context
+        # A helper's parameters are whatever its caller passes, not necessarily the context's.
+        self.context_params = filled if self.depth == 0 else frozenset()
+        self.context_names = context_names
+        uses_interval = bool(filled & INTERVAL_KEYS)
         removed: list[ContextLookup] = [
             ContextLookup(node, name) for name, node in params.items()
             if name in REMOVED_KEYS and name not in self.explicit
@@ -361,7 +376,43 @@ class _Analysis:
             return SqlCall(arg.value, None) if method in ("execute", "executemany", "run") else None
         if not _SQL_START.match(text):
             return None
+        bound = _argument(call, 1 if method in _POSITIONAL_PARAMETERS else -1, ("parameters", "params"))
+        if bound is not None:
+            text = bind_parameters(text, self._context_parameters(bound.value))
         return SqlCall(arg.value, text)
+
+    def _context_parameters(self, node: cst.BaseExpression) -> Any:
+        """A literal dict or list of query parameters, each as the `{{ key }}` template of the
+        interval bound it holds, else UNKNOWN (which keeps its placeholder)."""
+        if isinstance(node, cst.Dict):
+            found: dict[str, Any] = {}
+            for element in node.elements:
+                if not isinstance(element, cst.DictElement):
+                    return None  # a ** splat: names unknown
+                key = self.evaluator.value(element.key)
+                if isinstance(key, str):
+                    found[key] = self._bound_template(element.value)
+            return found
+        if isinstance(node, (cst.List, cst.Tuple)):
+            if any(isinstance(element, cst.StarredElement) for element in node.elements):
+                return None
+            return [self._bound_template(element.value) for element in node.elements]
+        return None
+
+    def _bound_template(self, node: cst.BaseExpression) -> Any:
+        """`{{ data_interval_end }}` for a task parameter Airflow fills with it (never rebound in
+        the body) or a lookup of it in the context; UNKNOWN for anything else."""
+        key = None
+        if isinstance(node, cst.Name):
+            if node.value in self.context_params and len(self.scope.bindings.get(node.value, ())) == 1:
+                key = node.value
+        else:
+            base = node.value if isinstance(node, cst.Subscript) else (
+                node.func.value if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) else None)
+            if isinstance(base, cst.Name) and base.value in self.context_names:
+                lookup = self._context_lookup(base)
+                key = lookup.key if lookup is not None and lookup.node is node else None
+        return f"{{{{ {key} }}}}" if key in _BOUND_CONTEXT_KEYS else UNKNOWN
 
     def _write(self, call: cst.Call, sql_call: Optional[SqlCall]) -> Optional[WriteCall]:
         func = call.func

@@ -21,9 +21,11 @@ _PLACEHOLDER = re.compile(r"%%|%\((\w+)\)s|%s")
 def bind_parameters(sql: str, parameters: Any) -> str:
     """`sql` with each placeholder whose parameter is a static string or number replaced by
     that value as a SQL literal. Other placeholders stay as they are, and so does `sql` when
-    `parameters` is not a static dict or list, or a list does not match the `%s` count."""
-    if isinstance(parameters, StaticDict):
-        named = {key: entry.value for key, entry in parameters.entries.items()}
+    `parameters` is not a static dict (or plain dict) or list, or a list does not match the
+    `%s` count."""
+    if isinstance(parameters, (StaticDict, dict)):
+        named = ({key: entry.value for key, entry in parameters.entries.items()}
+                 if isinstance(parameters, StaticDict) else parameters)
         positional: list[Any] = []
     elif isinstance(parameters, (list, tuple)):
         named, positional = {}, list(parameters)

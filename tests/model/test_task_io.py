@@ -267,3 +267,48 @@ def test_same_file_helpers_are_followed_in_order():
     """)
     assert [s.template.text for s in io.sql] == ["DELETE FROM t", "INSERT INTO t VALUES (1)"]
     assert [r.name for r in io.callable.clock_reads] == ["datetime.datetime.utcnow()"]
+
+
+
+def bound_keys(body: str) -> list[frozenset[str]]:
+    """Per query the tasks' callables run, the context keys its parameters were bound to."""
+    _, ios = analyse(body)
+    return [source.template.roots for io in ios for source in io.sql if source.in_callable]
+
+
+def test_query_parameters_holding_interval_bounds_are_bound_into_the_sql():
+    assert bound_keys("""
+        with DAG("d", schedule=None):
+            @task
+            def t(data_interval_start=None, data_interval_end=None, **context):
+                hook.run("DELETE FROM x WHERE ts >= %(s)s AND ts < %(e)s",
+                         parameters={"s": data_interval_start, "e": data_interval_end})
+                cursor.execute("SELECT 1 FROM x WHERE ts >= %s AND ts < %s",
+                               (context["data_interval_start"], context.get("data_interval_end")))
+                hook.get_records("SELECT 1 FROM x WHERE ts < %s", [data_interval_end])
+            t()
+    """) == [frozenset({"data_interval_start", "data_interval_end"})] * 2 + [frozenset({"data_interval_end"})]
+
+
+def test_parameters_not_certainly_the_bounds_keep_their_placeholders():
+    assert bound_keys("""
+        from helpers import shift
+        with DAG("d", schedule=None):
+            @task
+            def rebound(data_interval_end=None):
+                data_interval_end = shift(data_interval_end)
+                hook.run("SELECT 1 FROM x WHERE ts < %(e)s", parameters={"e": data_interval_end})
+            @task
+            def passed_by_the_dag(data_interval_end=None):
+                hook.run("SELECT 1 FROM x WHERE ts < %s", parameters=[data_interval_end])
+            @task
+            def other_keys(ds=None, **context):
+                hook.run("SELECT 1 FROM x WHERE d = %s AND t < %s", parameters=(ds, context["ts"]))
+            @task
+            def autocommit_is_not_parameters(data_interval_end=None):
+                hook.run("SELECT 1 FROM x WHERE ts < %s", data_interval_end)
+            rebound()
+            passed_by_the_dag(data_interval_end="2026-01-01")
+            other_keys()
+            autocommit_is_not_parameters()
+    """) == [frozenset()] * 4
