@@ -111,6 +111,11 @@ def _text(value: Any) -> str:
 
 def read_ledger(engine: Engine, table: str | None = None) -> LedgerReport:
     """Every ledger row (optionally of one target table) and the conflicting intervals."""
+    with engine.reading():
+        return _read_ledger(engine, table)
+
+
+def _read_ledger(engine: Engine, table: str | None) -> LedgerReport:
     if engine.table_columns(TableName((LEDGER_TABLE,))) is None:
         raise LedgerError(f"no {LEDGER_TABLE} table in this database: nothing has been written "
                           f"through dagguard.idempotent here")

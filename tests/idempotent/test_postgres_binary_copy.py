@@ -11,7 +11,7 @@ import pytest
 pa = pytest.importorskip("pyarrow")
 pytest.importorskip("pgpq")
 
-from dagguard.idempotent import write_interval  # noqa: E402
+from dagguard.idempotent import read_ledger, write_interval  # noqa: E402
 from dagguard.idempotent.arrow_batch import from_arrow  # noqa: E402
 from dagguard.idempotent.arrow_pg_binary import binary_copy  # noqa: E402
 from tests.idempotent.helpers import DAY1, at, make_database  # noqa: E402
@@ -229,6 +229,38 @@ def test_text_arrives_intact_in_a_latin1_database(postgres_server, request, form
                            DAY1, time_column="ts")
         conn.rollback()
         assert conn.execute("SELECT k, v FROM events").fetchall() == [(1, "naïve é")]
+
+
+@pytest.mark.parametrize(("form", "strategy"), [("arrow", "replace"), ("dicts", "replace"), ("dicts", "merge")])
+def test_a_sql_ascii_database_stores_utf8_and_keeps_its_connection_as_it_was(postgres_server, request,
+                                                                             form, strategy):
+    """Regression: psycopg hands a SQL_ASCII client every text value as bytes, catalog names
+    too, so the write failed with a TypeError and `dagguard ledger` could not read the ledger."""
+    import psycopg
+
+    name = f"sql_ascii_{form}_{strategy}"
+    dsn = postgres_server.create_database(name, encoding="SQL_ASCII")
+    request.addfinalizer(lambda: postgres_server.drop_database(name))
+    rows = [{"k": 1, "ts": at(1, 1), "v": "naïve é"}]
+    batch = pa.Table.from_pylist(rows) if form == "arrow" else rows
+    with psycopg.connect(dsn) as conn:
+        conn.execute("CREATE TABLE events (k bigint, ts timestamptz, v text)")
+        conn.commit()
+        keys = {"unique_key": ["k"]} if strategy == "merge" else {}
+        first = write_interval(conn, "events", batch, DAY1, time_column="ts", strategy=strategy, **keys)
+        assert first.rows_inserted == 1
+        # The connection is back to SQL_ASCII, whose text psycopg returns as bytes: UTF-8 here.
+        assert conn.info.encoding == "ascii"
+        assert conn.execute("SELECT v FROM events").fetchall() == [("naïve é".encode(),)]
+        conn.commit()
+        changed = [{**rows[0], "v": "naïve ê"}]
+        write_interval(conn, "events", pa.Table.from_pylist(changed) if form == "arrow" else changed,
+                       DAY1, time_column="ts", strategy=strategy, **keys)
+        assert conn.execute("SELECT v FROM events").fetchall() == [("naïve ê".encode(),)]
+        conn.commit()
+    report = read_ledger(dsn)
+    assert [(e.table_name, e.rows_inserted) for e in report.entries] == [
+        ("events", 1), ("events", 0 if strategy == "merge" else 1)]
 
 
 @pytest.mark.parametrize(("arrow_type", "column_type"), [

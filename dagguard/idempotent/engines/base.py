@@ -47,6 +47,11 @@ class Engine(ABC):
     def transaction(self, lock_key: str) -> Iterator[None]:
         """Begin, lock the interval named by `lock_key`, commit on success, roll back on error."""
 
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Around reads outside a write (the ledger): what the engine needs to read text as str."""
+        yield
+
     @abstractmethod
     def execute(self, sql: str, params: tuple[Any, ...] = ()) -> int:
         """Run one statement with `?` placeholders; return its row count."""

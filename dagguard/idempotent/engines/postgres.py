@@ -42,11 +42,29 @@ class PostgresEngine(Engine):
     def transaction(self, lock_key: str) -> Iterator[None]:
         # psycopg's transaction() begins and commits, or becomes a savepoint inside a
         # transaction the caller already opened (then the caller's commit publishes the write).
-        with self.connection.transaction():
+        with self.connection.transaction(), self._text_as_str():
             # Without this lock two READ COMMITTED writers both delete nothing new and both
             # insert: the interval ends up doubled.
             self.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (lock_key,))
             yield
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        with self.connection.transaction(), self._text_as_str():
+            yield
+
+    @contextmanager
+    def _text_as_str(self) -> Iterator[None]:
+        """Inside a transaction: a SQL_ASCII client gets text (catalog names too) as bytes from
+        psycopg. As UTF-8, which a SQL_ASCII database stores unconverted as it stores anything,
+        text is str and the COPY can be binary. Restored at the end, since the caller's own
+        transaction may go on; a failure rolls the SET LOCAL back with the rest."""
+        ascii_client = codecs.lookup(self.connection.info.encoding).name == "ascii"
+        if ascii_client:
+            self.execute("SET LOCAL client_encoding TO 'UTF8'")
+        yield
+        if ascii_client:
+            self.execute("SET LOCAL client_encoding TO 'SQL_ASCII'")
 
     def lock_for_ddl(self, name: str) -> None:
         self.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (f"dagguard-ddl:{name}",))
