@@ -279,7 +279,8 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
         strategy=spec.strategy, target=spec.table, staging=staging, columns=batch.columns,
         time_column=spec.time_column, unique_key=spec.unique_key, nullable_keys=nullable,
         delete_missing=spec.delete_missing, partition_column=spec.partition_column,
-        start=start, end=end, partition_value=partition_value, direct_insert=direct)
+        start=start, end=end, partition_value=partition_value, direct_insert=direct,
+        text_compared=engine.compared_as_text(target_columns))
     counts = {"deleted": 0, "inserted": 0, "updated": 0}
     first_number = 0
     if spec.strategy == "merge" and staging and not direct:

@@ -47,6 +47,11 @@ class Engine(ABC):
     def transaction(self, lock_key: str) -> Iterator[None]:
         """Begin, lock the interval named by `lock_key`, commit on success, roll back on error."""
 
+    def compared_as_text(self, column_types: dict[str, str]) -> frozenset[str]:
+        """Columns a merge must compare as text to find changed rows: their type has no
+        equality operator, or one that is not equality of values. None by default."""
+        return frozenset()
+
     @contextmanager
     def reading(self) -> Iterator[None]:
         """Around reads outside a write (the ledger): what the engine needs to read text as str."""

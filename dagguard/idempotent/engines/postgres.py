@@ -15,6 +15,9 @@ from dagguard.idempotent.engines.base import Engine
 from dagguard.idempotent.identifiers import TableName, quote_identifier
 
 
+# Types without an `=` (json, xml, point...) or whose `=` is not equality of values (box,
+# lseg, circle... compare areas or lengths): a merge compares their text instead.
+_NO_VALUE_EQUALITY = frozenset({"json", "xml", "point", "line", "lseg", "box", "path", "polygon", "circle"})
 # work_mem per staged row for the merge's hash joins; PostgreSQL 15 gives a hash table twice
 # work_mem (hash_mem_multiplier), and a 1M-row hash of the benchmark's rows took 55-82 MB.
 JOIN_BYTES_PER_ROW = 64
@@ -65,6 +68,11 @@ class PostgresEngine(Engine):
         yield
         if ascii_client:
             self.execute("SET LOCAL client_encoding TO 'SQL_ASCII'")
+
+    def compared_as_text(self, column_types: dict[str, str]) -> frozenset[str]:
+        # format_type spells arrays `json[]` and keeps type modifiers: `character varying(20)`.
+        return frozenset(name for name, kind in column_types.items()
+                         if kind.split("(")[0].rstrip("[]").strip() in _NO_VALUE_EQUALITY)
 
     def lock_for_ddl(self, name: str) -> None:
         self.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (f"dagguard-ddl:{name}",))
@@ -121,8 +129,9 @@ class PostgresEngine(Engine):
                     copy.write(csv)
                 return
             # psycopg encodes these str values in the client encoding itself.
+            rows = _json_wrapped(batch.rows, batch.columns, self._relation_columns(staging) or {})
             with cursor.copy(f"COPY {staging} ({cols}) FROM STDIN") as copy:
-                for row in batch.rows:
+                for row in rows:
                     copy.write_row(row)
 
     def size_joins(self, rows: int) -> None:
@@ -153,3 +162,23 @@ class PostgresEngine(Engine):
         except Exception:
             return None
         return int(count), int(first), int(second)
+
+
+def _json_wrapped(rows: Any, columns: tuple[str, ...], column_types: dict[str, str]) -> Any:
+    """`rows` with the dicts and lists of json/jsonb columns wrapped for psycopg, which has no
+    dumper for a plain dict (and would send a list as a PostgreSQL array)."""
+    wrappers = {}
+    for at, name in enumerate(columns):
+        kind = column_types.get(name)
+        if kind in ("json", "jsonb"):
+            from psycopg.types.json import Json, Jsonb
+
+            wrappers[at] = Jsonb if kind == "jsonb" else Json
+    if not wrappers:
+        return rows
+
+    def wrap(row: tuple[Any, ...]) -> tuple[Any, ...]:
+        return tuple(wrappers[at](value) if at in wrappers and isinstance(value, (dict, list)) else value
+                     for at, value in enumerate(row))
+
+    return map(wrap, rows)
