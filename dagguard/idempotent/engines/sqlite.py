@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from contextlib import contextmanager
-from datetime import date, datetime, timezone
+from datetime import date, datetime, time, timezone
+from decimal import Decimal
 from operator import itemgetter
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
+from uuid import UUID
 
 from dagguard.idempotent.arrow_batch import ArrowBatch
 from dagguard.idempotent.arrow_convert import sqlite_arrays, sqlite_columns
@@ -20,6 +23,30 @@ from dagguard.idempotent.identifiers import TableName, quote_identifier
 def sqlite_timestamp(value: datetime) -> str:
     """UTC, fixed width, microseconds always present: text order is then time order."""
     return value.astimezone(timezone.utc).isoformat(" ", "microseconds")
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(value, default=str)
+
+
+# Values sqlite3 cannot bind, stored as the text that keeps them exactly (a NUMERIC column
+# turns the Decimal's text into a number). A type with an adapter the user registered with
+# sqlite3.register_adapter is left to it.
+_AS_TEXT: dict[type, Callable[[Any], str]] = {Decimal: str, UUID: str, dict: _json_text, list: _json_text,
+                                               time: time.isoformat}
+# What adapt() changes: a column holding one of these is adapted value by value.
+_ADAPTED = (date, time, Decimal, UUID, dict, list)
+_BINDABLE = (int, float, str, bytes, bytearray, memoryview, type(None))
+
+
+def _check_bindable(column: str, kinds: set[type]) -> None:
+    """A clear error for values sqlite3 would refuse as "Error binding parameter 3"."""
+    for kind in kinds:
+        if not issubclass(kind, _BINDABLE + _ADAPTED) and (kind, sqlite3.PrepareProtocol) not in sqlite3.adapters:
+            raise IdempotentWriteError(
+                f"column {column!r} holds {kind.__module__}.{kind.__qualname__} values, which SQLite cannot "
+                f"store; convert them to text or numbers first, or register an adapter with "
+                f"sqlite3.register_adapter")
 
 
 class SqliteEngine(Engine):
@@ -65,6 +92,9 @@ class SqliteEngine(Engine):
             return sqlite_timestamp(value) if value.tzinfo else value.isoformat(" ")
         if isinstance(value, date):
             return value.isoformat()
+        to_text = _AS_TEXT.get(type(value))
+        if to_text is not None and (type(value), sqlite3.PrepareProtocol) not in sqlite3.adapters:
+            return to_text(value)
         return value
 
     def table_columns(self, table: TableName) -> dict[str, str] | None:
@@ -91,8 +121,13 @@ class SqliteEngine(Engine):
             self.connection.executemany(f"INSERT INTO {staging} ({cols}) VALUES ({marks})", zip(*columns))
             return
         # Adapt only the columns that need it: a per-value call is most of the load time.
-        needs = [i for i, _ in enumerate(batch.columns)
-                 if any(isinstance(row[i], date) for row in batch.rows[:1000])]
+        # Every row is looked at, by type: a column's first datetime may come late.
+        needs = []
+        for at, name in enumerate(batch.columns):
+            kinds = set(map(type, map(itemgetter(at), batch.rows)))
+            if any(issubclass(kind, _ADAPTED) for kind in kinds):
+                needs.append(at)
+            _check_bindable(name, kinds)
         if needs:
             adapt = self.adapt
             rows = ([adapt(v) if i in needs else v for i, v in enumerate(row)] for row in batch.rows)
