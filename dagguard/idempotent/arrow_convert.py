@@ -19,8 +19,9 @@ def _sqlite_array(column: Any, adapt: Callable[[Any], Any]) -> Any:
             return text
     if pa.types.is_date32(kind) or pa.types.is_date64(kind):
         return column.cast(pa.string())  # date.isoformat()'s text
-    if pa.types.is_temporal(kind):
-        # Naive timestamps, times, years utc_text leaves alone: the row path's adapter.
+    if pa.types.is_temporal(kind) or pa.types.is_decimal(kind) or pa.types.is_nested(kind):
+        # Naive timestamps, times, years utc_text leaves alone, decimals, lists and structs
+        # (which sqlite3 cannot bind): the row path's adapter.
         return pa.array([adapt(v) for v in column.to_pylist()])
     return column
 

@@ -83,3 +83,22 @@ def test_a_datetime_that_first_appears_late_in_a_column_is_stored_as_utc_text():
     write(conn, rows)
     assert conn.execute("SELECT seen FROM events WHERE seen IS NOT NULL").fetchall() == [
         ("2026-01-01 10:00:00.000000+00:00",)]
+
+
+@pytest.mark.parametrize("strategy", ["replace", "merge"])
+def test_arrow_decimals_lists_and_structs_are_stored_as_text_too(strategy):
+    """Regression: an Arrow batch's decimal128, list and struct columns reached sqlite3 as
+    Decimal, list and dict values, which it refused."""
+    import pyarrow as pa
+
+    conn = connect()
+    table = pa.table({
+        "k": [1, 2], "ts": pa.array([at(1, 1), at(1, 2)], pa.timestamp("us", tz="UTC")),
+        "amount": pa.array([Decimal("1.25"), None], pa.decimal128(10, 2)),
+        "tags": pa.array([["x", "y"], None], pa.list_(pa.string())),
+        "doc": pa.array([{"a": 1}, {"a": None}], pa.struct([("a", pa.int64())])),
+    })
+    assert write(conn, table, strategy) == (2, 0, 0)
+    write(conn, table, strategy)
+    assert conn.execute("SELECT k, amount, tags, doc FROM events ORDER BY k").fetchall() == [
+        (1, 1.25, '["x", "y"]', '{"a": 1}'), (2, None, None, '{"a": null}')]
