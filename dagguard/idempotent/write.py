@@ -162,14 +162,27 @@ def write_batch(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
 def _check_target(engine: Engine, spec: WriteSpec, batch: AnyBatch) -> dict[str, str]:
     target_columns = engine.table_columns(spec.table)
     if target_columns is None:
-        raise TargetTableError(f"table {spec.table} does not exist in the {engine.dialect} database; "
-                               f"create it before writing intervals into it")
+        advice = _folded_table_hint(engine, spec.table) or "; create it before writing intervals into it"
+        raise TargetTableError(f"table {spec.table} does not exist in the {engine.dialect} database{advice}")
     needed = list(batch.columns) + [c for c in (spec.time_column, spec.partition_column, *spec.unique_key) if c]
     missing = sorted({c for c in needed if c not in target_columns})
     if missing:
+        by_case = {c.lower(): c for c in target_columns}
+        spelled = [f"{c!r} as {by_case[c.lower()]!r}" for c in missing if c.lower() in by_case]
+        hint = f"; names are matched exactly, and the table spells {', '.join(spelled)}" if spelled else ""
         raise TargetTableError(f"table {spec.table} has no column(s) {', '.join(missing)} "
-                               f"(it has {', '.join(target_columns)})")
+                               f"(it has {', '.join(target_columns)}){hint}")
     return target_columns
+
+
+def _folded_table_hint(engine: Engine, table: TableName) -> str:
+    """Where the name has capitals and its lower-case spelling exists: PostgreSQL folded an
+    unquoted `CREATE TABLE Events` to `events`, while dagguard quotes names as given."""
+    lowered = TableName(tuple(part.lower() for part in table.parts))
+    if lowered == table or engine.table_columns(lowered) is None:
+        return ""
+    return (f"; {lowered} does: SQL folds unquoted names to lower case and dagguard quotes the name "
+            f"as given, so pass {str(lowered)!r}")
 
 
 def _has_null(batch: AnyBatch, at: int) -> bool:

@@ -6,7 +6,7 @@ import pytest
 
 from dagguard.idempotent import (EmptyIntervalError, Interval, IntervalViolationError,
                                  InvalidIdentifierError, TargetTableError, write_interval)
-from tests.idempotent.helpers import DAY1, DAY2, at, events, sort_key
+from tests.idempotent.helpers import DAY1, DAY2, at, events, make_database, sort_key
 
 STRATEGIES = ["replace", "merge"]
 
@@ -200,6 +200,21 @@ def test_column_missing_from_the_target_is_a_clear_error(db):
     assert db.rows() == [(1, at(1, 1), "kept")]
 
 
+def test_a_column_spelled_in_another_case_is_named_in_the_error(db):
+    db.create("events", 'k INTEGER, "TS" {ts}, v TEXT')
+    with pytest.raises(TargetTableError, match="names are matched exactly, and the table spells 'ts' as 'TS'"):
+        _write(db, events((1, at(1, 1), "x")))
+
+
+def test_a_table_postgres_folded_to_lower_case_is_named_in_the_error(request, tmp_path):
+    db = make_database("postgres", request, tmp_path)
+    db.run("CREATE TABLE Events (k INTEGER, ts timestamptz, v TEXT)")  # unquoted: stored as events
+    with pytest.raises(TargetTableError, match=r"table Events does not exist .*; events does: .* pass 'events'"):
+        write_interval(db.connect(), "Events", events((1, at(1, 1), "a")), DAY1, time_column="ts")
+    with pytest.raises(TargetTableError, match="table Missing does not exist .*; create it"):
+        write_interval(db.connect(), "Missing", events((1, at(1, 1), "a")), DAY1, time_column="ts")
+
+
 def test_empty_interval_raises_with_the_fix(db):
     with pytest.raises(EmptyIntervalError) as info:
         Interval(at(1), at(1))
@@ -374,8 +389,6 @@ def test_postgres_merge_counts_stay_sane_when_a_trigger_adds_rows(request, tmp_p
     """PostgreSQL counts a MERGE's inserts as what the interval gained: a trigger that adds a
     row to the interval for each insert makes that more than the MERGE's own total, and the
     updates must not go negative."""
-    from tests.idempotent.helpers import make_database
-
     db = make_database("postgres", request, tmp_path)
     db.create()
     db.run("CREATE FUNCTION shadow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
