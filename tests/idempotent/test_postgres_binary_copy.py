@@ -205,28 +205,39 @@ def test_interval_bounds_survive_the_binary_path(request, tmp_path):
     assert db.rows("events", "k, ts") == [(1, DAY1.start), (2, last)]
 
 
+def encoded_events(postgres_server, request, name: str, encoding: str) -> str:
+    """A database in `encoding`, dropped after the test, with an empty `events (k, ts, v)`."""
+    import psycopg
+
+    dsn = postgres_server.create_database(name, encoding=encoding)
+    request.addfinalizer(lambda: postgres_server.drop_database(name))
+    with psycopg.connect(dsn) as conn:
+        conn.execute("CREATE TABLE events (k bigint, ts timestamptz, v text)")
+    return dsn
+
+
+NAIVE_ROWS = [{"k": 1, "ts": at(1, 1), "v": "naïve é"}]
+
+
+def as_form(rows: list[dict], form: str):
+    return pa.Table.from_pylist(rows) if form == "arrow" else rows
+
+
 @pytest.mark.parametrize("form", ["arrow", "dicts"])
 def test_text_arrives_intact_in_a_latin1_database(postgres_server, request, form):
     """Regression: Arrow's UTF-8 bytes were copied as if in the client encoding, so a LATIN1
     database stored 'naïve' as 'naÃ¯ve'. Python rows become Arrow too, so both forms count."""
     import psycopg
 
-    name = f"latin1_{form}"
-    dsn = postgres_server.create_database(name, encoding="LATIN1")
-    request.addfinalizer(lambda: postgres_server.drop_database(name))
-    rows = [{"k": 1, "ts": at(1, 1), "v": "naïve é"}]
-    batch = pa.Table.from_pylist(rows) if form == "arrow" else rows
+    dsn = encoded_events(postgres_server, request, f"latin1_{form}", "LATIN1")
     with psycopg.connect(dsn) as conn:
         assert conn.info.encoding != "utf-8"
-        conn.execute("CREATE TABLE events (k bigint, ts timestamptz, v text)")
-        conn.commit()
-        write_interval(conn, "events", batch, DAY1, time_column="ts")
+        write_interval(conn, "events", as_form(NAIVE_ROWS, form), DAY1, time_column="ts")
         assert conn.execute("SELECT v, length(v) FROM events").fetchall() == [("naïve é", 7)]
         # A character LATIN1 lacks is refused, and the interval keeps its rows.
         snowman = [{"k": 2, "ts": at(1, 2), "v": "☃"}]
         with pytest.raises(Exception, match="no equivalent"):
-            write_interval(conn, "events", pa.Table.from_pylist(snowman) if form == "arrow" else snowman,
-                           DAY1, time_column="ts")
+            write_interval(conn, "events", as_form(snowman, form), DAY1, time_column="ts")
         conn.rollback()
         assert conn.execute("SELECT k, v FROM events").fetchall() == [(1, "naïve é")]
 
@@ -238,24 +249,18 @@ def test_a_sql_ascii_database_stores_utf8_and_keeps_its_connection_as_it_was(pos
     too, so the write failed with a TypeError and `dagguard ledger` could not read the ledger."""
     import psycopg
 
-    name = f"sql_ascii_{form}_{strategy}"
-    dsn = postgres_server.create_database(name, encoding="SQL_ASCII")
-    request.addfinalizer(lambda: postgres_server.drop_database(name))
-    rows = [{"k": 1, "ts": at(1, 1), "v": "naïve é"}]
-    batch = pa.Table.from_pylist(rows) if form == "arrow" else rows
+    dsn = encoded_events(postgres_server, request, f"sql_ascii_{form}_{strategy}", "SQL_ASCII")
     with psycopg.connect(dsn) as conn:
-        conn.execute("CREATE TABLE events (k bigint, ts timestamptz, v text)")
-        conn.commit()
         keys = {"unique_key": ["k"]} if strategy == "merge" else {}
-        first = write_interval(conn, "events", batch, DAY1, time_column="ts", strategy=strategy, **keys)
+        first = write_interval(conn, "events", as_form(NAIVE_ROWS, form), DAY1, time_column="ts",
+                               strategy=strategy, **keys)
         assert first.rows_inserted == 1
         # The connection is back to SQL_ASCII, whose text psycopg returns as bytes: UTF-8 here.
         assert conn.info.encoding == "ascii"
         assert conn.execute("SELECT v FROM events").fetchall() == [("naïve é".encode(),)]
         conn.commit()
-        changed = [{**rows[0], "v": "naïve ê"}]
-        write_interval(conn, "events", pa.Table.from_pylist(changed) if form == "arrow" else changed,
-                       DAY1, time_column="ts", strategy=strategy, **keys)
+        changed = [{**NAIVE_ROWS[0], "v": "naïve ê"}]
+        write_interval(conn, "events", as_form(changed, form), DAY1, time_column="ts", strategy=strategy, **keys)
         assert conn.execute("SELECT v FROM events").fetchall() == [("naïve ê".encode(),)]
         conn.commit()
     report = read_ledger(dsn)
