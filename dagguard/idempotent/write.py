@@ -159,8 +159,9 @@ def write_batch(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
     raise AssertionError("unreachable")
 
 
-def _check_target(engine: Engine, spec: WriteSpec, batch: AnyBatch) -> dict[str, str]:
-    target_columns = engine.table_columns(spec.table)
+def _check_target(engine: Engine, spec: WriteSpec, batch: AnyBatch,
+                  target_columns: dict[str, str] | None) -> None:
+    """A clear error when the table, or a column the write needs, is not there."""
     if target_columns is None:
         advice = _folded_table_hint(engine, spec.table) or "; create it before writing intervals into it"
         raise TargetTableError(f"table {spec.table} does not exist in the {engine.dialect} database{advice}")
@@ -172,7 +173,6 @@ def _check_target(engine: Engine, spec: WriteSpec, batch: AnyBatch) -> dict[str,
         hint = f"; names are matched exactly, and the table spells {', '.join(spelled)}" if spelled else ""
         raise TargetTableError(f"table {spec.table} has no column(s) {', '.join(missing)} "
                                f"(it has {', '.join(target_columns)}){hint}")
-    return target_columns
 
 
 def _folded_table_hint(engine: Engine, table: TableName) -> str:
@@ -209,9 +209,31 @@ def _constant(batch: AnyBatch, column: str, value: Any) -> AnyBatch:
     return replace_column(batch, column, (value for _ in batch.rows))
 
 
+def _spelled_as_target(spec: WriteSpec, batch: AnyBatch, target_columns: dict[str, str],
+                       ) -> tuple[WriteSpec, AnyBatch]:
+    """The spec and batch with each column name spelled as the target spells it, where the
+    engine matches names whatever their case (`ts` for a column created as `TS`)."""
+    spelling = {name.lower(): name for name in target_columns}
+
+    def spelled(name: str | None) -> str | None:
+        return spelling.get(name.lower(), name) if name is not None else None
+
+    columns = tuple(spelled(c) for c in batch.columns)
+    if columns != batch.columns:
+        batch = (ArrowBatch(columns, batch.table.rename_columns(list(columns))) if isinstance(batch, ArrowBatch)
+                 else Batch(columns, batch.rows))
+    spec = dataclasses.replace(spec, time_column=spelled(spec.time_column),
+                               unique_key=tuple(spelled(k) for k in spec.unique_key),
+                               partition_column=spelled(spec.partition_column))
+    return spec, batch
+
+
 def _write_in_transaction(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Interval,
                           checksum: str, run: RunInfo, observer: StatementObserver | None) -> WriteResult:
-    target_columns = _check_target(engine, spec, batch)
+    target_columns = engine.table_columns(spec.table)
+    if target_columns is not None and engine.case_insensitive_names:
+        spec, batch = _spelled_as_target(spec, batch, target_columns)
+    _check_target(engine, spec, batch, target_columns)
     start, end = interval.start, interval.end
     if (spec.time_column and engine.typed_timestamps
             and is_naive_timestamp(target_columns[spec.time_column])):

@@ -200,10 +200,26 @@ def test_column_missing_from_the_target_is_a_clear_error(db):
     assert db.rows() == [(1, at(1, 1), "kept")]
 
 
-def test_a_column_spelled_in_another_case_is_named_in_the_error(db):
-    db.create("events", 'k INTEGER, "TS" {ts}, v TEXT')
-    with pytest.raises(TargetTableError, match="names are matched exactly, and the table spells 'ts' as 'TS'"):
-        _write(db, events((1, at(1, 1), "x")))
+def test_names_in_another_case_match_where_the_engine_matches_them_so(db):
+    """DuckDB and SQLite resolve `events`/`ts` to a table created as `Events ("TS" ...)`, and so
+    does dagguard there (before, it said the table or the column did not exist); PostgreSQL
+    keeps quoted names' case, so there the error names the spelling."""
+    db.run('CREATE TABLE "Events" (k INTEGER, "TS" ' + db.ts + ", v TEXT)")
+    rows = events((1, at(1, 1), "x"))
+    if db.dialect == "postgres":
+        with pytest.raises(TargetTableError, match=r"table events does not exist"):
+            write_interval(db.connect(), "events", rows, DAY1, time_column="ts")
+        with pytest.raises(TargetTableError, match="names are matched exactly, and the table spells 'ts' as 'TS'"):
+            write_interval(db.connect(), "Events", rows, DAY1, time_column="ts")
+        return
+    for strategy in ("replace", "merge", "merge"):
+        conn = db.connect()
+        try:
+            write_interval(conn, "events", rows, DAY1, time_column="ts", strategy=strategy, unique_key=["k"])
+            conn.commit()
+        finally:
+            conn.close()
+    assert db.rows('"Events"') == [(1, at(1, 1), "x")]
 
 
 def test_a_table_postgres_folded_to_lower_case_is_named_in_the_error(request, tmp_path):

@@ -47,6 +47,10 @@ class Engine(ABC):
     def transaction(self, lock_key: str) -> Iterator[None]:
         """Begin, lock the interval named by `lock_key`, commit on success, roll back on error."""
 
+    # Whether the engine's SQL matches table and column names whatever their case, quoted or
+    # not (DuckDB, SQLite): then dagguard matches them that way too.
+    case_insensitive_names: bool = False
+
     def compared_as_text(self, column_types: dict[str, str]) -> frozenset[str]:
         """Columns a merge must compare as text to find changed rows: their type has no
         equality operator, or one that is not equality of values. None by default."""

@@ -21,6 +21,7 @@ class DuckDBEngine(Engine):
 
     dialect = "duckdb"
     can_fingerprint = True
+    case_insensitive_names = True
     # An UPDATE's rows go through the WAL and a checkpoint at commit; a DELETE marks rows and
     # an INSERT writes new row groups directly (1M changed rows, 2 cores: MERGE 0.35 s + 0.22 s
     # commit; delete of the matched rows 0.07 s + insert 0.28 s + 0.03 s commit).
@@ -80,8 +81,8 @@ class DuckDBEngine(Engine):
 
     def table_columns(self, table: TableName) -> dict[str, str] | None:
         sql = ("SELECT column_name, data_type FROM information_schema.columns "
-               "WHERE table_name = ? AND table_schema = coalesce(?, current_schema()) "
-               "AND table_catalog = coalesce(?, current_database()) ORDER BY ordinal_position")
+               "WHERE lower(table_name) = lower(?) AND lower(table_schema) = lower(coalesce(?, current_schema())) "
+               "AND lower(table_catalog) = lower(coalesce(?, current_database())) ORDER BY ordinal_position")
         catalog = table.parts[0] if len(table.parts) == 3 else None
         rows = self.query(sql, (table.name, table.schema, catalog))
         return {name: kind for name, kind in rows} or None
@@ -128,13 +129,13 @@ class DuckDBEngine(Engine):
 
     def has_unique_constraint(self, table: TableName) -> bool:
         # A key deleted and inserted again in one transaction can trip DuckDB's ART index.
-        schema = "coalesce(?, current_schema())"
+        # Names compare as DuckDB resolves them: whatever their case.
+        where = "lower(table_name) = lower(?) AND lower(schema_name) = lower(coalesce(?, current_schema()))"
         params = (table.name, table.schema)
         constraints = self.query(
-            f"SELECT count(*) FROM duckdb_constraints() WHERE table_name = ? AND schema_name = {schema} "
+            f"SELECT count(*) FROM duckdb_constraints() WHERE {where} "
             f"AND constraint_type IN ('PRIMARY KEY', 'UNIQUE')", params)[0][0]
-        indexes = self.query(
-            f"SELECT count(*) FROM duckdb_indexes() WHERE table_name = ? AND schema_name = {schema}", params)[0][0]
+        indexes = self.query(f"SELECT count(*) FROM duckdb_indexes() WHERE {where}", params)[0][0]
         return bool(constraints or indexes)
 
     def drop_staging(self, staging: str) -> None:

@@ -54,6 +54,7 @@ class SqliteEngine(Engine):
 
     dialect = "sqlite"
     typed_timestamps = False
+    case_insensitive_names = True
     # SQLite has no hash function: fingerprints are Arrow checksums of the values as bound
     # (the batch) and as read back (the table), computed here. Reading an interval back costs
     # less than deleting and inserting it again.
