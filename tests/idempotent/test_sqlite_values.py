@@ -102,3 +102,16 @@ def test_arrow_decimals_lists_and_structs_are_stored_as_text_too(strategy):
     write(conn, table, strategy)
     assert conn.execute("SELECT k, amount, tags, doc FROM events ORDER BY k").fetchall() == [
         (1, 1.25, '["x", "y"]', '{"a": 1}'), (2, None, None, '{"a": null}')]
+
+
+def test_subclasses_of_the_stored_types_are_stored_the_same_way():
+    """Regression: the check let an OrderedDict or a Decimal subclass through as a dict or a
+    Decimal, but the adapter looked up exact types only, so sqlite3 refused them."""
+    from collections import OrderedDict
+
+    class Price(Decimal):
+        pass
+
+    conn = connect()
+    write(conn, [row(1, amount=Price("2.50"), doc=OrderedDict(b=1, a=2))])
+    assert conn.execute("SELECT amount, doc FROM events").fetchall() == [(2.5, '{"b": 1, "a": 2}')]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from contextlib import contextmanager
@@ -36,6 +37,13 @@ _AS_TEXT: dict[type, Callable[[Any], str]] = {Decimal: str, UUID: str, dict: _js
                                                time: time.isoformat}
 # What adapt() changes: a column holding one of these is adapted value by value.
 _ADAPTED = (date, time, Decimal, UUID, dict, list)
+
+
+@functools.lru_cache(maxsize=None)
+def _text_converter(kind: type) -> Callable[[Any], str] | None:
+    """_AS_TEXT's converter for `kind` or its nearest base: an OrderedDict is a dict, as
+    _ADAPTED and _check_bindable take it."""
+    return next((_AS_TEXT[base] for base in kind.__mro__ if base in _AS_TEXT), None)
 _BINDABLE = (int, float, str, bytes, bytearray, memoryview, type(None))
 
 
@@ -93,10 +101,10 @@ class SqliteEngine(Engine):
             return sqlite_timestamp(value) if value.tzinfo else value.isoformat(" ")
         if isinstance(value, date):
             return value.isoformat()
-        to_text = _AS_TEXT.get(type(value))
-        if to_text is not None and (type(value), sqlite3.PrepareProtocol) not in sqlite3.adapters:
-            return to_text(value)
-        return value
+        kind = type(value)
+        # sqlite3 looks up the user's adapters by the exact type; those win.
+        to_text = _text_converter(kind) if (kind, sqlite3.PrepareProtocol) not in sqlite3.adapters else None
+        return to_text(value) if to_text is not None else value
 
     def table_columns(self, table: TableName) -> dict[str, str] | None:
         schema = quote_identifier(table.schema) + "." if table.schema else ""
