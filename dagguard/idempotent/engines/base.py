@@ -31,6 +31,9 @@ class Engine(ABC):
     # True where a MERGE's counts cost less as the interval's row count before and after it
     # than as a join of batch and interval before it (PostgreSQL, whose MERGE reports one total).
     counts_merge_by_difference: bool = False
+    # True where the engine's SQL matches table and column names whatever their case, quoted
+    # or not (DuckDB, SQLite): then dagguard matches them that way too.
+    case_insensitive_names: bool = False
 
     def __init__(self, connection: Any) -> None:
         self.connection = connection
@@ -46,10 +49,6 @@ class Engine(ABC):
     @contextmanager
     def transaction(self, lock_key: str) -> Iterator[None]:
         """Begin, lock the interval named by `lock_key`, commit on success, roll back on error."""
-
-    # Whether the engine's SQL matches table and column names whatever their case, quoted or
-    # not (DuckDB, SQLite): then dagguard matches them that way too.
-    case_insensitive_names: bool = False
 
     def compared_as_text(self, column_types: dict[str, str]) -> frozenset[str]:
         """Columns a merge must compare as text to find changed rows: their type has no
