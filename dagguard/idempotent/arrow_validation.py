@@ -38,28 +38,38 @@ def _utc_times(batch: ArrowBatch, time_column: str, interval: Interval) -> Arrow
     return batch.with_array(time_column, column)
 
 
-def _null_safe_equal(left: Any, right: Any) -> Any:
+def _strictly_ordered(column: Any) -> bool:
+    """True when every value is greater than the one before (or every one smaller): no two can
+    be equal. One comparison pass; NULLs and NaNs, which compare to nothing, answer False."""
     import pyarrow.compute as pc
 
-    both_null = pc.and_(pc.is_null(left), pc.is_null(right))
-    return pc.fill_null(pc.equal(left, right), both_null)
+    if column.null_count:
+        return False
+    later, earlier = column.slice(1), column.slice(0, len(column) - 1)
+    return bool(pc.all(pc.greater(later, earlier)).as_py() or pc.all(pc.less(later, earlier)).as_py())
 
 
 def _has_duplicate_keys(batch: ArrowBatch, unique_key: tuple[str, ...]) -> bool:
-    """True when two rows share a key, NULL matching NULL (IS NOT DISTINCT FROM)."""
+    """True when two rows share a key, NULL matching NULL (IS NOT DISTINCT FROM), or when the
+    key's type cannot be grouped here (the row path then decides)."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     if len(batch) < 2:
         return False
-    keys = batch.table.select(list(unique_key))
-    # Sorted, equal keys are neighbours: one sort and one comparison pass, no hash table.
-    ordered = keys.take(pc.sort_indices(keys, sort_keys=[(k, "ascending") for k in unique_key]))
-    same = None
-    for name in unique_key:
-        column = ordered.column(name).combine_chunks()
-        equal = _null_safe_equal(column.slice(1), column.slice(0, len(column) - 1))
-        same = equal if same is None else pc.and_(same, equal)
-    return bool(pc.any(same).as_py())
+    try:
+        # A batch ordered by a key column, as a query with ORDER BY returns it, needs no
+        # hash table (1M int64 keys: 0.5 ms instead of 45 ms).
+        if any(_strictly_ordered(batch.column(name)) for name in unique_key):
+            return False
+        # Hashing costs the same in any order (sorting took 100 ms for 1M shuffled keys).
+        # unique() and group_by() count NULL as one value, as IS NOT DISTINCT FROM matches it.
+        if len(unique_key) == 1:
+            return len(pc.unique(batch.column(unique_key[0]))) != len(batch)
+        keys = batch.table.select(list(unique_key))
+        return keys.group_by(list(unique_key)).aggregate([]).num_rows != len(batch)
+    except pa.ArrowNotImplementedError:
+        return True
 
 
 def _partition_ok(batch: ArrowBatch, partition_column: str, value: date) -> bool:
