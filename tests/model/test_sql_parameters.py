@@ -1,4 +1,4 @@
-"""parameters= bound into the SQL text as the driver binds them (pyformat and format styles)."""
+"""parameters= bound into the SQL text as the driver binds them, in each DB-API placeholder style."""
 
 from __future__ import annotations
 
@@ -55,3 +55,43 @@ def test_a_list_that_does_not_match_the_placeholders_binds_nothing():
 def test_sql_stays_as_written_without_static_parameters(params):
     sql = "SELECT * FROM t WHERE ts < %(end)s AND name LIKE 'a%%'"
     assert bind_parameters(sql, params) == sql
+
+
+def test_question_marks_take_the_list_in_order_outside_strings_comments_and_jinja():
+    sql = ("SELECT '?' AS q, \"a?\" FROM t -- why?\n"
+           "WHERE ts >= ? /* or? */ AND ts < ? AND note = '{{ 'x' if y else '?' }}'")
+    assert bind_parameters(sql, ["{{ data_interval_start }}", "{{ data_interval_end }}"]) == (
+        "SELECT '?' AS q, \"a?\" FROM t -- why?\n"
+        "WHERE ts >= '{{ data_interval_start }}' /* or? */ AND ts < '{{ data_interval_end }}' "
+        "AND note = '{{ 'x' if y else '?' }}'")
+
+
+def test_question_marks_that_do_not_match_the_list_bind_nothing():
+    sql = "SELECT * FROM t WHERE a = ? AND b = ?"
+    assert bind_parameters(sql, [1]) == sql
+
+
+def test_named_colon_placeholders_take_the_dict_values():
+    sql = "SELECT x::date, arr[1:2], '{{ ds }} 00:00:00' FROM t WHERE ts >= :start AND ts < :end AND k = :other"
+    params = static_dict(start="{{ data_interval_start }}", end="{{ data_interval_end }}")
+    assert bind_parameters(sql, params) == (
+        "SELECT x::date, arr[1:2], '{{ ds }} 00:00:00' FROM t "
+        "WHERE ts >= '{{ data_interval_start }}' AND ts < '{{ data_interval_end }}' AND k = :other")
+
+
+def test_numbered_colon_placeholders_take_the_list_by_position():
+    sql = "SELECT * FROM t WHERE ts >= :1 AND ts < :2 AND ds = :1"
+    assert bind_parameters(sql, ("a", "b")) == "SELECT * FROM t WHERE ts >= 'a' AND ts < 'b' AND ds = 'a'"
+    assert bind_parameters(sql, ("a",)) == sql  # :2 has no item
+
+
+def test_pyformat_wins_where_the_sql_uses_it():
+    sql = "SELECT * FROM t WHERE ts >= %(start)s AND note = ':start'"
+    assert bind_parameters(sql, static_dict(start="s")) == "SELECT * FROM t WHERE ts >= 's' AND note = ':start'"
+
+
+@pytest.mark.parametrize("opener", ["'", '"', "/*", "{{", "{%", "{#", "'{{"])
+def test_an_unclosed_quote_comment_or_jinja_block_hides_the_rest_of_the_text(opener):
+    # Many openers in a row once made the matching backtrack for minutes.
+    sql = f"SELECT {opener}" + "{{ a }} x ' {{ b " * 30 + " WHERE ts >= ? AND ts < ?"
+    assert bind_parameters(sql, [1, 2]) == sql
