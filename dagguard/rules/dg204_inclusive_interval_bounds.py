@@ -7,6 +7,7 @@ from typing import Iterable
 from dagguard.model.dags import FileModel
 from dagguard.model.sql_facts import inclusive_end_bounds
 from dagguard.model.task_io import file_task_ios, readable
+from dagguard.model.trigger_runs import trigger_schedule
 from dagguard.rules.base import Report, Rule, RuleContext
 
 
@@ -19,17 +20,25 @@ class InclusiveIntervalBounds(Rule):
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         seen: set[int] = set()
         for io in file_task_ios(file, context.path):
+            # On a trigger timetable a run ends where it starts, and the next run starts later:
+            # `<= data_interval_end` shares nothing with it (DG206 judges whether it is empty).
+            trigger = trigger_schedule(io.dag, context.settings) is not None
             for source, statement in io.statements():
                 if statement is None or statement.tree is None or id(source.node) in seen:
                     continue
                 for bound in inclusive_end_bounds(statement.tree, io.lookup):
+                    if trigger and bound.expr.key == "data_interval_end":
+                        continue
                     column = readable(file, bound.column)
                     how = "BETWEEN ... AND" if bound.op == "between" else "<="
                     yield Report(
                         node=source.node,
-                        message=f"{io.label} filters {column} with {how} {{{{ {bound.expr.key} }}}}, which "
+                        message=f"{io.label} filters {column} with {how} {{{{ {bound.expr.source} }}}}, which "
                                 "includes the interval's end; rows at the boundary land in two adjacent intervals",
-                        help=f"use {column} >= '{{{{ data_interval_start }}}}' AND {column} < "
-                             f"'{{{{ data_interval_end }}}}'",
+                        # On a trigger timetable data_interval_start..end is empty (DG206): keep
+                        # the user's end and make it exclusive.
+                        help=(f"end the range with {column} < '{{{{ {bound.expr.source} }}}}'" if trigger else
+                              f"use {column} >= '{{{{ data_interval_start }}}}' AND {column} < "
+                              f"'{{{{ data_interval_end }}}}'"),
                     )
             seen.update(id(s.node) for s in io.sql)

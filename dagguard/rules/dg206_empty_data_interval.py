@@ -2,38 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Optional
+from typing import Iterable
 
-from dagguard.model.dags import DagModel, FileModel
-from dagguard.model.schedules import SCHEDULE_ARGUMENTS, Recurrence, dag_recurrence
+from dagguard.model.dags import FileModel
 from dagguard.model.sql_facts import empty_trigger_ranges
 from dagguard.model.task_io import readable, task_io
-from dagguard.model.values import Timetable
+from dagguard.model.trigger_runs import trigger_schedule
 from dagguard.rules.base import Report, Rule, RuleContext
-
-if TYPE_CHECKING:
-    from dagguard.config import Settings
 
 HELP = ("schedule with CronDataIntervalTimetable(...) or DeltaDataIntervalTimetable(...) from airflow.sdk, "
         "or set create-cron-data-intervals = true here and [scheduler] create_cron_data_intervals = True "
         "in Airflow")
-
-
-def trigger_schedule(dag: DagModel, settings: "Settings") -> Optional[str]:
-    """How the DAG's schedule is written, when Airflow 3 runs it on a trigger timetable."""
-    if settings.airflow_version == "2":
-        return None
-    rec = dag_recurrence(dag, settings.airflow_version, settings.create_cron_data_intervals)
-    if not isinstance(rec, Recurrence) or rec.data_interval:
-        return None
-    for name in SCHEDULE_ARGUMENTS:
-        arg = dag.args.get(name)
-        if arg is None:
-            continue
-        if isinstance(arg.value, Timetable):
-            return None if arg.value.has_interval else arg.value.qualname.rsplit(".", 1)[-1]
-        return repr(arg.value) if isinstance(arg.value, str) else "a timedelta"
-    return None
 
 
 class EmptyDataInterval(Rule):

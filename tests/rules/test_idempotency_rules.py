@@ -222,3 +222,21 @@ with DAG("d", schedule="@daily"):
 """
     (finding,) = only(lint(tmp_path, code), "DG205")
     assert "in the returned command" in finding.message
+
+
+def test_dg204_names_the_bound_as_written_and_its_help_fits_the_timetable(tmp_path):
+    found = lint(tmp_path, SQL_OP + """\
+from airflow.sdk import DAG, CronDataIntervalTimetable
+with DAG("intervals", schedule=CronDataIntervalTimetable("0 0 * * *", timezone="UTC")):
+    SQLExecuteQueryOperator(task_id="a", conn_id="c",
+        sql="SELECT * FROM s WHERE day >= '{{ data_interval_start | ds }}' AND day <= '{{ data_interval_end | ds }}'")
+with DAG("trigger", schedule="@daily"):
+    SQLExecuteQueryOperator(task_id="b", conn_id="c",
+        sql="SELECT * FROM s WHERE day BETWEEN '{{ ds }}' AND '{{ macros.ds_add(ds, 1) }}'")
+""")
+    first, second = only(found, "DG204")
+    assert "with <= {{ data_interval_end | ds }}," in first.message
+    assert first.help == "use day >= '{{ data_interval_start }}' AND day < '{{ data_interval_end }}'"
+    # On a trigger timetable data_interval_start..end is empty: keep the user's end, exclusive.
+    assert "BETWEEN ... AND {{ macros.ds_add(ds, 1) }}" in second.message
+    assert second.help == "end the range with day < '{{ macros.ds_add(ds, 1) }}'"
