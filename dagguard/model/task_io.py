@@ -223,13 +223,34 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
 
 def _explicit_parameters(task: TaskModel) -> frozenset[str]:
     """Callable parameters the task passes itself (so they are not context lookups): a TaskFlow
-    call's keywords, a PythonOperator's op_kwargs keys."""
+    call's arguments, a PythonOperator's op_kwargs keys and op_args, positional ones binding
+    to the first parameters in order. Arguments of unknown number (`*args`, `**kwargs`, an
+    op_args that is not static) may fill any parameter."""
+    function = task.callable
+    positional_names = ([p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+                        if function is not None else [])
+    every_name = positional_names + ([p.name.value for p in function.params.kwonly_params]
+                                     if function is not None else [])
     if task.kind == "taskflow" and isinstance(task.node, cst.Call):
-        return frozenset(a.keyword.value for a in task.node.args if a.keyword is not None)
+        arguments = task.node.args
+        if any(a.star == "**" for a in arguments):
+            return frozenset(every_name)
+        explicit = {a.keyword.value for a in arguments if a.keyword is not None}
+        positional = [a for a in arguments if a.keyword is None]
+        if any(a.star == "*" for a in positional):
+            return frozenset(explicit | set(positional_names))
+        return frozenset(explicit | set(positional_names[:len(positional)]))
+    explicit = set()
     op_kwargs = task.args.get("op_kwargs")
-    if op_kwargs is not None and isinstance(op_kwargs.value, StaticDict):
-        return frozenset(op_kwargs.value.entries)
-    return frozenset()
+    if op_kwargs is not None:
+        if not isinstance(op_kwargs.value, StaticDict):
+            return frozenset(every_name)
+        explicit |= set(op_kwargs.value.entries)
+    op_args = task.args.get("op_args")
+    if op_args is not None:
+        count = len(op_args.value) if isinstance(op_args.value, (list, tuple)) else len(positional_names)
+        explicit |= set(positional_names[:count])
+    return frozenset(explicit)
 
 
 def _sql_sources(file: FileModel, name: str, node: cst.BaseExpression, value: Any,

@@ -240,3 +240,31 @@ with DAG("trigger", schedule="@daily"):
     # On a trigger timetable data_interval_start..end is empty: keep the user's end, exclusive.
     assert "BETWEEN ... AND {{ macros.ds_add(ds, 1) }}" in second.message
     assert second.help == "end the range with day < '{{ macros.ds_add(ds, 1) }}'"
+
+
+def test_dg205_parameters_the_task_fills_itself_are_no_context_lookups(tmp_path):
+    found = lint(tmp_path, """\
+from airflow.providers.standard.operators.python import PythonOperator
+from airflow.sdk import DAG, task
+
+def stamp(execution_date, next_ds=None, *, prev_ds=None):
+    return execution_date, next_ds, prev_ds
+
+with DAG("d", schedule=None):
+    @task
+    def tf(execution_date=None, next_ds=None):
+        return execution_date, next_ds
+    tf("{{ ds }}")                                                  # next_ds from the context
+    tf("{{ ds }}", "{{ ds }}")                                      # nothing from the context
+    tf(*["{{ ds }}"])                                               # any positional one may be filled
+    PythonOperator(task_id="by_position", python_callable=stamp, op_args=["{{ ts_nodash }}"])
+    PythonOperator(task_id="by_both", python_callable=stamp, op_args=["a", "b"], op_kwargs={"prev_ds": "c"})
+    PythonOperator(task_id="unknown_kwargs", python_callable=stamp, op_kwargs=make_kwargs())
+    PythonOperator(task_id="nothing_passed", python_callable=stamp)
+""")
+    flagged = sorted((f.line, f.message.split("'")[1], f.message.split("'")[3]) for f in only(found, "DG205"))
+    # A parameter is reported once, by the first task that leaves it to the context.
+    assert flagged == [
+        (4, "by_position", "next_ds"), (4, "by_position", "prev_ds"), (4, "nothing_passed", "execution_date"),
+        (9, "tf", "next_ds"),
+    ]
