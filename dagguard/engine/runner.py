@@ -18,6 +18,7 @@ from dagguard.engine.findings import Finding
 from dagguard.engine.noqa import is_suppressed, parse_noqa
 from dagguard.engine.positions import Span, locate
 from dagguard.engine.selection import ignored_for_file, is_enabled
+from dagguard.model.branches import branch_paths
 from dagguard.model.dags import build_file_model
 from dagguard.rules import ALL_RULES, SYNTAX_ERROR, ProjectRule, Rule
 from dagguard.rules.base import DagSite, Report, RuleContext
@@ -156,11 +157,17 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
             flagged_dags.add(id(report.dag))
         findings.append(_finding(rule, report, span, shown))
 
+    located = [(dag, span) for dag in model.dags
+               if dag.dag_id is not None and (span := spans.get(id(dag.report_node))) is not None]
+    ids = [dag.dag_id for dag, _ in located]
+    # Only a dag_id defined twice in this file needs the walk that finds its if/else branches.
+    paths = (branch_paths(model.module, (dag.report_node for dag, _ in located))
+             if len(set(ids)) < len(ids) else {})
     sites = tuple(
         DagSite(dag_id=dag.dag_id, path=path, line=span.line, column=span.column,
-                end_line=span.end_line, end_column=span.end_column)
-        for dag in model.dags
-        if dag.dag_id is not None and (span := spans.get(id(dag.report_node))) is not None
+                end_line=span.end_line, end_column=span.end_column,
+                branches=paths.get(id(dag.report_node), ()))
+        for dag, span in located
     )
     return FileResult(path, tuple(findings), sites, len(model.dags), len(flagged_dags), noqa, tuple(errors))
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, ClassVar, Iterable, Optional
 
 import libcst as cst
 
+from dagguard.model.branches import BranchPath
 from dagguard.model.dags import DagModel, FileModel
 
 if TYPE_CHECKING:
@@ -43,6 +44,9 @@ class DagSite:
     column: int
     end_line: int
     end_column: int
+    # Which if/match branches the definition sits in (model/branches.py); set only where the
+    # dag_id repeats within the file, to tell a duplicate from its alternative.
+    branches: BranchPath = ()
 
 
 class Rule:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
+from dagguard.model.branches import exclusive
 from dagguard.rules.base import DagSite, ProjectRule
 
 
@@ -14,10 +15,15 @@ class DuplicateDagId(ProjectRule):
     summary = "Two DAGs share a dag_id, in one file or across the checked files"
 
     def check_project(self, sites: list[DagSite]) -> Iterable[tuple[DagSite, str, Optional[str]]]:
-        first: dict[str, DagSite] = {}
+        defined: dict[str, list[DagSite]] = {}
         for site in sorted(sites, key=lambda s: (str(s.path), s.line, s.column)):
-            earlier = first.setdefault(site.dag_id, site)
-            if earlier is not site:
+            alternatives = defined.setdefault(site.dag_id, [])
+            # Definitions in branches of one if/else that exclude each other are alternatives:
+            # only one of them runs.
+            earlier = next((e for e in alternatives
+                            if e.path != site.path or not exclusive(e.branches, site.branches)), None)
+            alternatives.append(site)
+            if earlier is not None:
                 yield (
                     site,
                     f"DAG '{site.dag_id}' is already defined at {earlier.path}:{earlier.line}; "

@@ -6,6 +6,7 @@ from typing import Iterable, Iterator
 
 import libcst as cst
 
+from dagguard.model.branches import branch_paths, exclusive
 from dagguard.model.dags import FileModel, TaskModel
 from dagguard.model.scope import target_names
 from dagguard.model.tree import child_nodes
@@ -20,7 +21,8 @@ class DuplicateTaskId(Rule):
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         for dag in file.dags:
-            seen: set[str] = set()
+            seen: dict[str, list[TaskModel]] = {}
+            paths = None
             # TaskFlow calls get unique ids from Airflow (`extract__1`); only explicit ids clash.
             for task in dag.tasks:
                 task_id = task.full_task_id
@@ -28,7 +30,10 @@ class DuplicateTaskId(Rule):
                     continue
                 task_arg = task.args.get("task_id")
                 node = task_arg.report_node if task_arg else task.node
-                if task_id in seen:
+                earlier = seen.setdefault(task_id, [])
+                if earlier and paths is None:  # walked for files with a repeated id only
+                    paths = branch_paths(file.module, (t.node for t in dag.tasks))
+                if earlier and any(not exclusive(paths[id(t.node)], paths[id(task.node)]) for t in earlier):
                     yield Report(
                         node=node,
                         message=f"{dag.label} already has a task '{task_id}'; "
@@ -44,7 +49,7 @@ class DuplicateTaskId(Rule):
                         help="build the task_id from the loop variable, e.g. f\"load_{table}\"",
                         dag=dag,
                     )
-                seen.add(task_id)
+                earlier.append(task)
 
 
 def _repeated_by_loop(task: TaskModel, task_id_node: cst.CSTNode | None) -> bool:
