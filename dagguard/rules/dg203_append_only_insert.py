@@ -21,21 +21,23 @@ class AppendOnlyInsert(Rule):
     summary = "An INSERT appends rows without a prior DELETE/TRUNCATE, MERGE or ON CONFLICT"
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
-        seen: set[tuple[int, int]] = set()
+        # One finding per SQL text and table: a script of four INSERTs into one table is one
+        # problem, reported once where the text is.
+        seen: set[tuple[int, Optional[str]]] = set()
         settings = context.settings
         for io in file_task_ios(file, context.path):
             # One-off DAGs (None, @once, assets) append by design: each run brings new rows.
             if not runs_on_a_clock(io.dag, settings.airflow_version, settings.create_cron_data_intervals):
                 continue
             cleared: set[Optional[str]] = set()
-            for position, (source, statement) in enumerate(io.statements()):
+            for source, statement in io.statements():
                 if statement is None or statement.tree is None:
                     break  # an unknown statement may clear the table: stay silent from here on
                 for effect in write_effects(statement.tree, statement.text):
                     if effect.kind == "clear":
                         cleared.add(effect.table)
                     elif effect.kind == "append" and effect.table is not None and effect.table not in cleared:
-                        key = (id(source.node), position)
+                        key = (id(source.node), effect.table)
                         if key in seen:
                             continue
                         seen.add(key)

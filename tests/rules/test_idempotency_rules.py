@@ -268,3 +268,18 @@ with DAG("d", schedule=None):
         (4, "by_position", "next_ds"), (4, "by_position", "prev_ds"), (4, "nothing_passed", "execution_date"),
         (9, "tf", "next_ds"),
     ]
+
+
+def test_dg203_reports_a_script_once_per_table_it_appends_to(tmp_path):
+    found = lint(tmp_path, SQL_OP + '''\
+from airflow.sdk import DAG
+with DAG("d", schedule="@daily"):
+    SQLExecuteQueryOperator(task_id="seed", conn_id="c", sql="""
+        INSERT INTO users VALUES (1, 'a');
+        INSERT INTO users VALUES (2, 'b');
+        INSERT INTO roles VALUES (1, 'admin');
+        INSERT INTO users VALUES (3, 'c');
+    """)
+''')
+    assert sorted(f.message.split(" with ")[0] for f in only(found, "DG203")) == [
+        "task 'seed' appends to roles", "task 'seed' appends to users"]
