@@ -7,7 +7,31 @@ from typing import Iterable
 from dagguard.model.context_keys import REMOVED_KEYS
 from dagguard.model.dags import FileModel
 from dagguard.model.task_io import file_task_ios
+from dagguard.model.trigger_runs import trigger_schedule
 from dagguard.rules.base import Report, Rule, RuleContext
+
+# Keys whose replacement reads data_interval_end, which on a trigger timetable is the run's
+# own logical date, not the next one as these keys were.
+NEXT_KEYS = frozenset({"next_ds", "next_ds_nodash", "next_execution_date"})
+
+# What Python code reading the context should use instead: keys still in the context, and code
+# for the values that were computed from them (macros and filters exist only in templates).
+_PREVIOUS = 'context["prev_data_interval_start_success"] (None until a run succeeded)'
+PYTHON_REPLACEMENTS = {
+    "execution_date": 'context["logical_date"]',
+    "next_ds": 'context["data_interval_end"].strftime("%Y-%m-%d")',
+    "next_ds_nodash": 'context["data_interval_end"].strftime("%Y%m%d")',
+    "next_execution_date": 'context["data_interval_end"]',
+    "prev_ds": _PREVIOUS,
+    "prev_ds_nodash": _PREVIOUS,
+    "prev_execution_date": _PREVIOUS,
+    "prev_execution_date_success": _PREVIOUS,
+    "tomorrow_ds": '(context["logical_date"] + timedelta(days=1)).strftime("%Y-%m-%d")',
+    "tomorrow_ds_nodash": '(context["logical_date"] + timedelta(days=1)).strftime("%Y%m%d")',
+    "yesterday_ds": '(context["logical_date"] - timedelta(days=1)).strftime("%Y-%m-%d")',
+    "yesterday_ds_nodash": '(context["logical_date"] - timedelta(days=1)).strftime("%Y%m%d")',
+    "conf": "airflow.configuration.conf, or a Variable",
+}
 
 
 def replacement(key: str) -> str:
@@ -16,6 +40,23 @@ def replacement(key: str) -> str:
         owner = key.split(".", 1)[0]
         return f"{owner}.logical_date"
     return REMOVED_KEYS.get(key, "logical_date")
+
+
+def python_replacement(key: str) -> str:
+    """What Python code reading the context should use instead of a removed key."""
+    if "." in key:
+        return f"{key.split('.', 1)[0]}.logical_date"
+    return PYTHON_REPLACEMENTS.get(key, 'context["logical_date"]')
+
+
+def template_help(key: str, schedule: str | None) -> str:
+    """The advice for a removed template variable, on the DAG's schedule (`schedule` when it
+    is an Airflow 3 trigger timetable)."""
+    advice = f"use {{{{ {replacement(key)} }}}}"
+    if schedule is None or key not in NEXT_KEYS:
+        return advice
+    return (f"{advice} with a data-interval timetable; on {schedule}, a trigger timetable, "
+            "data_interval_end is the run's own logical date (the next day is {{ macros.ds_add(ds, 1) }})")
 
 
 class RemovedTemplateVariable(Rule):
@@ -28,6 +69,7 @@ class RemovedTemplateVariable(Rule):
         severity = "warning" if context.settings.airflow_version == "2" else None
         seen: set[int] = set()
         for io in file_task_ios(file, context.path):
+            schedule = trigger_schedule(io.dag, context.settings)
             templated = [(s.node, s.argument, s.template) for s in io.strings]
             templated += [(s.node, s.origin, s.template) for s in io.sql if s.template is not None]
             for node, where, template in templated:
@@ -39,7 +81,7 @@ class RemovedTemplateVariable(Rule):
                         node=node,
                         message=f"{io.label} uses {{{{ {key} }}}} in {where}, removed in Airflow 3; the task "
                                 "fails to render with UndefinedError",
-                        help=f"use {{{{ {replacement(key)} }}}}",
+                        help=template_help(key, schedule),
                         severity=severity,
                     )
             if io.callable is None:
@@ -52,6 +94,6 @@ class RemovedTemplateVariable(Rule):
                     node=lookup.node,
                     message=f"{io.label} reads the context key '{lookup.key}', removed in Airflow 3; it is "
                             "missing from the context of every run",
-                    help=f"read {replacement(lookup.key).split(' |')[0]!r} instead",
+                    help=f"read {python_replacement(lookup.key)} instead",
                     severity=severity,
                 )

@@ -283,3 +283,27 @@ with DAG("d", schedule="@daily"):
 ''')
     assert sorted(f.message.split(" with ")[0] for f in only(found, "DG203")) == [
         "task 'seed' appends to roles", "task 'seed' appends to users"]
+
+
+def test_dg205_help_fits_python_code_and_the_dags_timetable(tmp_path):
+    found = lint(tmp_path, """\
+from airflow.providers.standard.operators.bash import BashOperator
+from airflow.providers.standard.operators.python import PythonOperator
+from airflow.sdk import DAG, CronDataIntervalTimetable
+
+def f(**context):
+    return context["yesterday_ds_nodash"]
+
+with DAG("trigger", schedule="@daily"):
+    BashOperator(task_id="a", bash_command="echo {{ next_ds }}")
+    PythonOperator(task_id="p", python_callable=f)
+with DAG("intervals", schedule=CronDataIntervalTimetable("0 0 * * *", timezone="UTC")):
+    BashOperator(task_id="b", bash_command="echo {{ next_ds }}")
+""")
+    helps = {f.message.split("'")[1]: f.help for f in only(found, "DG205")}
+    # Python gets code over the context, not a template macro.
+    assert helps["p"] == 'read (context["logical_date"] - timedelta(days=1)).strftime("%Y%m%d") instead'
+    # On a trigger timetable data_interval_end is the run's own date: the plain swap shifts a day.
+    assert helps["a"].startswith("use {{ data_interval_end | ds }} with a data-interval timetable; on '@daily'")
+    assert "{{ macros.ds_add(ds, 1) }}" in helps["a"]
+    assert helps["b"] == "use {{ data_interval_end | ds }}"
