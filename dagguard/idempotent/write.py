@@ -280,7 +280,7 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
         # batch and of the interval, which costs less than rewriting the rows when they match
         # (an interval edited since then will not match, and is rewritten). The batch's comes
         # from the client where the engine can (SQLite), else from a staging table loaded once.
-        mine = engine.batch_fingerprint(batch, tuple(sorted(batch.columns)))
+        mine = engine.batch_fingerprint(batch, tuple(sorted(batch.columns)), target_columns)
         if mine is None:
             loaded = engine.create_staging(spec.table, batch.columns)
             engine.load_staging(loaded, batch)

@@ -13,6 +13,7 @@ from dagguard.idempotent.batch import to_batch
 from dagguard.idempotent.checksum import batch_checksum, same_data
 from dagguard.idempotent.api import read_ledger
 from dagguard.idempotent.engines import engine_for
+from dagguard.idempotent.identifiers import TableName
 from dagguard.idempotent.ledger import RunInfo
 from dagguard.idempotent.write import WriteSpec, prepare_batch, write_batch
 from tests.idempotent.helpers import DAY1, at, duckdb_database, make_database, sqlite_database
@@ -213,9 +214,10 @@ def test_sqlite_fingerprints_values_as_bound_and_as_read_back(tmp_path):
     _write(db, _arrow(ROWS), "replace")
     engine = engine_for(db.connect())
     columns = tuple(sorted(NAMES))
+    types = engine.table_columns(TableName(("events",)))
     stored = engine.fingerprint('"events"', columns, "1 = 1", ())
-    assert stored == engine.batch_fingerprint(from_arrow(_arrow(list(reversed(ROWS)))), columns)
-    assert stored != engine.batch_fingerprint(from_arrow(_arrow(ROWS[:3])), columns)
+    assert stored == engine.batch_fingerprint(from_arrow(_arrow(list(reversed(ROWS)))), columns, types)
+    assert stored != engine.batch_fingerprint(from_arrow(_arrow(ROWS[:3])), columns, types)
     db.run("UPDATE events SET amount = '0.5' WHERE k = 1")  # text in a REAL column: stored as 0.5
     assert engine.fingerprint('"events"', columns, "1 = 1", ()) != stored
 

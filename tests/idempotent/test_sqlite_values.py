@@ -115,3 +115,31 @@ def test_subclasses_of_the_stored_types_are_stored_the_same_way():
     conn = connect()
     write(conn, [row(1, amount=Price("2.50"), doc=OrderedDict(b=1, a=2))])
     assert conn.execute("SELECT amount, doc FROM events").fetchall() == [(2.5, '{"b": 1, "a": 2}')]
+
+
+@pytest.mark.parametrize("strategy", ["replace", "merge", "overwrite_partition"])
+def test_an_unchanged_arrow_rerun_with_text_that_sqlite_stores_as_numbers_is_skipped(strategy):
+    """Regression: decimals (bound as text) and number-like strings in columns of numeric
+    affinity are stored as numbers; the batch's fingerprint hashed the text, the table's the
+    numbers, so an unchanged rerun never matched and was rewritten every time."""
+    import pyarrow as pa
+
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE events (k INTEGER, ts TEXT, ds TEXT, amount NUMERIC, price DECIMAL(10, 2), "
+                 "code INT, note TEXT)")
+
+    def batch(price: str) -> pa.Table:
+        return pa.table({
+            "k": [1, 2], "ts": pa.array([at(1, 1), at(1, 2)], pa.timestamp("us", tz="UTC")),
+            "ds": ["2026-01-01", "2026-01-01"],
+            "amount": pa.array([Decimal("1.50"), Decimal("2")], pa.decimal128(10, 2)),
+            "price": pa.array([Decimal(price), None], pa.decimal128(10, 2)),
+            "code": pa.array(["007", "12"]),          # text in an INT column: stored as 7 and 12
+            "note": pa.array(["1.50", "x"]),           # text in a TEXT column stays text
+        })
+
+    assert write(conn, batch("0.10"), strategy) == (2, 0, 0)
+    assert write(conn, batch("0.10"), strategy) == (0, 0, 0)
+    assert write(conn, batch("0.20"), strategy) == ((0, 1, 0) if strategy == "merge" else (2, 0, 2))
+    assert conn.execute("SELECT k, amount, price, code, note FROM events ORDER BY k").fetchall() == [
+        (1, 1.5, 0.2, 7, "1.50"), (2, 2, None, 12, "x")]

@@ -121,9 +121,11 @@ class Engine(ABC):
         """True when `table` has a primary key or unique index (where prefers_rewrite)."""
         return True
 
-    def batch_fingerprint(self, batch: AnyBatch, columns: tuple[str, ...]) -> tuple[int, ...] | None:
+    def batch_fingerprint(self, batch: AnyBatch, columns: tuple[str, ...],
+                          target_columns: dict[str, str]) -> tuple[int, ...] | None:
         """fingerprint() of the batch computed on the client, where the engine's fingerprint
-        is a client-side one too; None elsewhere (the batch is then staged and fingerprinted)."""
+        is a client-side one too and the values are stored as bound into `target_columns`
+        (name: declared type); None elsewhere (the batch is then staged and fingerprinted)."""
         return None
 
     def size_joins(self, rows: int) -> None:

@@ -119,6 +119,8 @@ class SqliteEngine(Engine):
 
     def index_staging(self, staging: str, keys: tuple[str, ...]) -> None:
         # Lets UPDATE ... FROM and the anti-join scan the target once and probe the batch.
+        if not keys:  # replace and overwrite_partition join nothing
+            return
         name = quote_identifier("ix_" + staging.strip('"'))
         self.execute(f"CREATE INDEX temp.{name} ON {staging} ({', '.join(quote_identifier(k) for k in keys)})")
 
@@ -147,10 +149,17 @@ class SqliteEngine(Engine):
     def ledger_types(self) -> tuple[str, str, str]:
         return "TEXT", "INTEGER", "TEXT"
 
-    def batch_fingerprint(self, batch: AnyBatch, columns: tuple[str, ...]) -> tuple[int, ...] | None:
+    def batch_fingerprint(self, batch: AnyBatch, columns: tuple[str, ...],
+                          target_columns: dict[str, str]) -> tuple[int, ...] | None:
         if not isinstance(batch, ArrowBatch):
             return None
         import pyarrow as pa
+
+        # Text (decimals go as text) that looks like a number is stored as one by a column of
+        # numeric affinity, and read back so: only a staged copy fingerprints like the table.
+        if any(_bound_as_text(batch.column(c).type) and _numeric_affinity(target_columns.get(c, ""))
+               for c in columns):
+            return None
 
         arrays = dict(zip(batch.columns, sqlite_arrays(batch, self.adapt)))
         return _arrow_fingerprint(pa.table({c: arrays[c] for c in columns}))
@@ -171,6 +180,24 @@ class SqliteEngine(Engine):
         except (pa.ArrowException, TypeError, ValueError):
             return None
         return _arrow_fingerprint(table)
+
+
+def _bound_as_text(kind: Any) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_decimal(kind)
+
+
+def _numeric_affinity(declared: str) -> bool:
+    """Does a column declared `declared` convert number-like text to a number? SQLite's
+    rules, in their order: INT, then CHAR/CLOB/TEXT (text), BLOB or nothing (none), then
+    REAL/FLOA/DOUB and everything else (numeric)."""
+    kind = declared.upper()
+    if "INT" in kind:
+        return True
+    if any(word in kind for word in ("CHAR", "CLOB", "TEXT")) or "BLOB" in kind or not kind.strip():
+        return False
+    return True
 
 
 def _arrow_fingerprint(table: Any) -> tuple[int, ...] | None:
