@@ -145,8 +145,13 @@ def _sqlite_engine(url: URL, writable: bool) -> Engine:
 
 
 def _postgres_engine(url: URL, writable: bool) -> Engine:
-    timeout = {} if "connect_timeout" in url.query else {"connect_timeout": CONNECT_TIMEOUT_SECONDS}
-    engine = _create(url, timeout)
+    options: dict[str, Any] = {} if "connect_timeout" in url.query else {"connect_timeout": CONNECT_TIMEOUT_SECONDS}
+    if "client_encoding" not in url.query:
+        # A SQL_ASCII database's client encoding defaults to SQL_ASCII, for which psycopg
+        # returns text as bytes and SQLAlchemy fails on the server's version string. UTF-8
+        # reads any other encoding converted, and SQL_ASCII's ASCII (Airflow's ids) as it is.
+        options["client_encoding"] = "utf8"
+    engine = _create(url, options)
     if not writable:
         # Every transaction doctor opens for diagnosis is READ ONLY on the server.
         engine = engine.execution_options(postgresql_readonly=True)
