@@ -111,3 +111,12 @@ def run_doctor(*args: str, env: dict | None = None) -> DoctorRun:
     result = subprocess.run([sys.executable, "-m", "dagguard", "doctor", *args], env=clean,
                             capture_output=True, text=True, timeout=120)
     return DoctorRun(result.returncode, result.stdout, result.stderr)
+
+
+def without_ages(findings: list[dict]) -> list[dict]:
+    """Findings with the minutes a run has been queued blanked: two doctor runs compared with
+    each other may straddle a minute (a flaky failure under load before this)."""
+    import re
+
+    return [{**f, "message": re.sub(r"queued for \d+ min", "queued for N min", f["message"])}
+            for f in findings]
