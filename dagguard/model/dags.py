@@ -31,6 +31,7 @@ class TaskModel:
     callable: Optional[cst.FunctionDef]
     callable_scope: Optional[Scope]
     group_id: Optional[str]          # "" outside task groups, None when the prefix is unknown
+    scope: Scope                     # where the task is made: its arguments are read there
     # The innermost `for` loop or comprehension, inside the task's DAG, that runs this call once
     # per pass; None when the call runs once per DAG.
     loop: Optional[cst.CSTNode] = None
@@ -103,6 +104,17 @@ class _Ctx:
 
 _TASKFLOW_CHAIN = frozenset({"override", "partial"})
 _EXPANDERS = frozenset({"expand", "expand_kwargs"})
+# `dag.task` is `functools.partial(task, dag=dag)` (airflow/sdk/definitions/dag.py).
+DAG_TASK_DECORATOR = "airflow.sdk.task"
+
+
+@dataclass(frozen=True)
+class _TaskflowFunction:
+    """How a function became a TaskFlow task: `@task...`, or `@dag.task` bound to `dag`."""
+
+    decorator: cst.Decorator
+    operator: Optional[str]
+    dag: Optional[DagModel] = None
 
 
 class _Builder:
@@ -115,11 +127,14 @@ class _Builder:
         self.parse_time_calls: list[ParseTimeCall] = []
         self.dag_vars: dict[tuple[int, str], DagModel] = {}
         self.claimed_calls: set[int] = set()
-        self.taskflow: dict[int, cst.Decorator] = {}
+        self.taskflow: dict[int, _TaskflowFunction] = {}
+        self.has_dag_bound_tasks = False   # a `@dag.task` task may be called outside its DAG's body
 
     def build(self) -> FileModel:
-        root = _Ctx(scope=self.scope, dag=None, group="", parse_time=True)
-        stack: list[tuple[cst.CSTNode, _Ctx]] = [(stmt, root) for stmt in reversed(self.module.body)]
+        stack: list[tuple[cst.CSTNode, _Ctx]] = [
+            (stmt, _Ctx(scope=self.scope.at(index), dag=None, group="", parse_time=True))
+            for index, stmt in reversed(list(enumerate(self.module.body)))
+        ]
         push, pop, handlers = stack.append, stack.pop, _HANDLERS
         while stack:
             node, ctx = pop()
@@ -159,15 +174,17 @@ class _Builder:
         self.dags.append(dag)
         return dag
 
+    # DAG variables are keyed by the scope that binds them; the walk's source order makes a
+    # later binding replace an earlier one.
     def bind_dag_var(self, target: cst.BaseExpression, dag: DagModel, scope: Scope) -> None:
         if isinstance(target, cst.Name):
-            self.dag_vars[(id(scope), target.value)] = dag
+            self.dag_vars[(id(scope.whole), target.value)] = dag
 
     def dag_for_name(self, expr: cst.BaseExpression, scope: Optional[Scope]) -> Optional[DagModel]:
         if not isinstance(expr, cst.Name):
             return None
         while scope is not None:
-            dag = self.dag_vars.get((id(scope), expr.value))
+            dag = self.dag_vars.get((id(scope.whole), expr.value))
             if dag is not None:
                 return dag
             if expr.value in scope.bindings:
@@ -196,7 +213,7 @@ class _Builder:
             python_callable, callable_scope = self.local_function(target.node, ctx.scope)
         return TaskModel(task_id=task_id, kind="operator", operator=qual, node=call, args=args,
                          callable=python_callable, callable_scope=callable_scope, group_id=ctx.group,
-                         loop=ctx.loop)
+                         scope=ctx.scope, loop=ctx.loop)
 
     def local_function(self, expr: cst.BaseExpression, scope: Scope) -> tuple[Optional[cst.FunctionDef], Optional[Scope]]:
         if isinstance(expr, cst.Name):
@@ -211,6 +228,13 @@ class _Builder:
             if isinstance(binding, FunctionBinding) and id(binding.node) in self.taskflow:
                 return binding.node
         return None
+
+    def register_taskflow(self, function: cst.FunctionDef, taskflow: _TaskflowFunction) -> None:
+        self.taskflow[id(function)] = taskflow
+        self.has_dag_bound_tasks = self.has_dag_bound_tasks or taskflow.dag is not None
+        if isinstance(taskflow.decorator.decorator, cst.Call):
+            # `@task(task_id="x")` names a TaskFlow task: its call is not an operator's.
+            self.claimed_calls.add(id(taskflow.decorator.decorator))
 
     def taskflow_task(self, call: cst.Call, ctx: _Ctx) -> Optional[TaskModel]:
         """A call that instantiates a @task function: f(), f.override(..)(), f.partial(..).expand(..)."""
@@ -230,7 +254,8 @@ class _Builder:
         if function is None:
             return None
         evaluator = Evaluator(ctx.scope)
-        decorator = self.taskflow[id(function)]
+        taskflow = self.taskflow[id(function)]
+        decorator = taskflow.decorator
         args = call_arguments(decorator.decorator, evaluator) if isinstance(decorator.decorator, cst.Call) \
             else Arguments()
         if override is not None:
@@ -241,11 +266,10 @@ class _Builder:
             task_id: Optional[str] = function.name.value
         else:
             task_id = task_id_arg.value if isinstance(task_id_arg.value, str) else None
-        decorator_expr = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
-        return TaskModel(task_id=task_id, kind="taskflow", operator=ctx.scope.qualname(decorator_expr),
+        return TaskModel(task_id=task_id, kind="taskflow", operator=taskflow.operator,
                          node=call, args=args, callable=function,
                          callable_scope=function_scope(function, ctx.scope), group_id=ctx.group,
-                         loop=ctx.loop)
+                         scope=ctx.scope, loop=ctx.loop)
 
 
 def _decorator_call_target(decorator: cst.Decorator) -> cst.BaseExpression:
@@ -279,7 +303,11 @@ def _handle_function(b: _Builder, node: cst.FunctionDef, ctx: _Ctx) -> list[tupl
             # The @dag function body runs when the file is parsed, like module-level code.
             body_ctx = _Ctx(scope=inner_scope, dag=dag, group="", parse_time=ctx.parse_time)
         elif _is_task_decorator(target, ctx.scope):
-            b.taskflow[id(node)] = decorator
+            b.register_taskflow(node, _TaskflowFunction(decorator, ctx.scope.qualname(target)))
+        elif type(target) is cst.Attribute and target.attr.value == "task":  # type: ignore[attr-defined]
+            owner = b.dag_for_name(target.value, ctx.scope)  # type: ignore[attr-defined]
+            if owner is not None:
+                b.register_taskflow(node, _TaskflowFunction(decorator, DAG_TASK_DECORATOR, owner))
         elif ctx.scope.resolves_to(target, names.TASK_GROUP_DECORATORS):
             group_id = node.name.value
             if isinstance(decorator.decorator, cst.Call):
@@ -341,14 +369,19 @@ def _handle_call(b: _Builder, node: cst.Call, ctx: _Ctx) -> list[tuple[cst.CSTNo
     if id(node) not in b.claimed_calls:
         if b.is_dag_call(node, ctx.scope):
             b.new_dag_from_call(node, "call", ctx)
-        elif ctx.dag is not None or any(a.keyword is not None and a.keyword.value == "dag" for a in node.args):
-            # Outside a DAG's body only `dag=` can attach a task: skip the lookups otherwise.
+        elif ctx.dag is not None or b.has_dag_bound_tasks \
+                or any(a.keyword is not None and a.keyword.value == "dag" for a in node.args):
+            # Outside a DAG's body only `dag=` or `@dag.task` can attach a task: skip the
+            # lookups otherwise.
             task = b.taskflow_task(node, ctx) or b.operator_task(node, ctx)
             if task is not None:
                 dag = ctx.dag
-                dag_arg = task.args.get("dag") if task.kind == "operator" else None
-                if dag_arg is not None:
-                    dag = b.dag_for_name(dag_arg.node, ctx.scope)
+                if task.kind == "operator":
+                    dag_arg = task.args.get("dag")
+                    if dag_arg is not None:
+                        dag = b.dag_for_name(dag_arg.node, ctx.scope)
+                else:
+                    dag = b.taskflow[id(task.callable)].dag or dag
                 if dag is not None:
                     dag.tasks.append(task)
     if ctx.parse_time and isinstance(node.func, cst.Attribute):
@@ -368,7 +401,8 @@ def _handle_loop(b: _Builder, node: cst.CSTNode, ctx: _Ctx) -> list[tuple[cst.CS
 
 
 def _handle_lambda(b: _Builder, node: cst.Lambda, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
-    return [(node.body, dataclasses.replace(ctx, parse_time=False, dag=None))]
+    # Its body runs when called, later: it sees every binding of the module.
+    return [(node.body, dataclasses.replace(ctx, parse_time=False, dag=None, scope=ctx.scope.whole))]
 
 
 def _handle_name(b: _Builder, node: cst.CSTNode, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:

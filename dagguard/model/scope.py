@@ -2,7 +2,8 @@
 
 A name resolves to a qualified name only when every binding that can reach it is an import
 that agrees: `from airflow import DAG as D` makes `D` resolve to `airflow.DAG`; a local
-`def DAG` or `DAG = ...` beside the import makes `DAG` resolve to nothing. Star imports and
+`def DAG` or `DAG = ...` beside the import makes `DAG` resolve to nothing. Module-level code
+sees only the bindings made before it, in statement order (`StatementScope`). Star imports and
 rebinding (`X = DAG`) are known limits.
 """
 
@@ -12,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Optional, Sequence, Union
 
 import libcst as cst
+
+from dagguard.model.tree import child_nodes
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,95 @@ class Scope:
         """The qualified name of `expr` when all its bindings agree on one."""
         quals = self.qualnames(expr)
         return next(iter(quals)) if len(quals) == 1 else None
+
+    @property
+    def whole(self) -> "Scope":
+        """This scope with every binding, as code that runs after all its statements sees it."""
+        return self
+
+
+@dataclass
+class ModuleScope(Scope):
+    """The module's bindings, with the top-level statement that makes each one."""
+
+    # Per name, parallel to `bindings`: (statement index, made unconditionally by it).
+    places: dict[str, list[tuple[int, bool]]] = field(default_factory=dict)
+    constants: list[tuple[int, ConstantBinding]] = field(default_factory=list)
+    _names_read: dict[int, frozenset[str]] = field(default_factory=dict, repr=False)
+
+    def add_at(self, name: str, binding: Binding, index: int, unconditional: bool) -> None:
+        self.add(name, binding)
+        self.places.setdefault(name, []).append((index, unconditional))
+        if type(binding) is ConstantBinding:
+            self.constants.append((index, binding))
+
+    def read_by_constant_before(self, name: str, index: int) -> bool:
+        """Does the value of a constant assigned before statement `index` mention `name`?"""
+        for position, constant in self.constants:
+            if position >= index:
+                return False
+            names = self._names_read.get(id(constant))
+            if names is None:
+                names = self._names_read[id(constant)] = _names_in(constant.value)
+            if name in names:
+                return True
+        return False
+
+    def at(self, index: int) -> "StatementScope":
+        """The scope seen by code that runs while top-level statement `index` runs."""
+        return StatementScope(self, index)
+
+
+class StatementScope(Scope):
+    """The module scope as seen from inside one top-level statement: a binding reaches it when
+    made by an earlier statement and not replaced by a later unconditional one before it. The
+    statement's own bindings all reach it (it may be a loop, or bind before it uses)."""
+
+    def __init__(self, module: ModuleScope, index: int) -> None:
+        super().__init__(module.bindings, None)
+        self.module = module
+        self.index = index
+        self._reaching: dict[str, Sequence[Binding]] = {}
+
+    @property
+    def whole(self) -> Scope:
+        return self.module
+
+    def lookup(self, name: str) -> Sequence[Binding]:
+        found = self._reaching.get(name)
+        if found is None:
+            found = self._reaching[name] = self._reach(name)
+        return found
+
+    def _reach(self, name: str) -> Sequence[Binding]:
+        bindings = self.bindings.get(name)
+        if not bindings:
+            return ()
+        places = self.module.places[name]
+        first, end = 0, 0
+        for position, (index, unconditional) in enumerate(places):
+            if index > self.index:
+                break
+            end = position + 1
+            if unconditional and index < self.index:
+                first = position
+        # Evaluators follow a constant into its value from the scope of the use, not of the
+        # assignment: if an older constant reads `name`, its older bindings must stay visible.
+        if first and self.module.read_by_constant_before(name, places[first][0]):
+            first = 0
+        return bindings[first:end]
+
+
+def _names_in(expr: cst.BaseExpression) -> frozenset[str]:
+    names: set[str] = set()
+    pending: list[cst.CSTNode] = [expr]
+    while pending:
+        node = pending.pop()
+        if type(node) is cst.Name:
+            names.add(node.value)  # type: ignore[attr-defined]
+        else:
+            pending.extend(child_nodes(node))
+    return frozenset(names)
 
 
 def dotted_name(expr: cst.BaseExpression) -> Optional[str]:
@@ -211,17 +303,21 @@ def _blocks_of(stmt: cst.BaseCompoundStatement) -> list[cst.CSTNode]:
     return out
 
 
-def module_scope(module: cst.Module) -> Scope:
-    """The module's bindings."""
-    scope = Scope()
-    for name, binding in statement_bindings(module.body):
-        scope.add(name, binding)
+def module_scope(module: cst.Module) -> ModuleScope:
+    """The module's bindings, in statement order."""
+    scope = ModuleScope()
+    for index, stmt in enumerate(module.body):
+        # Bindings inside if/try/for/while/with blocks may not happen: they replace nothing.
+        unconditional = isinstance(stmt, (cst.SimpleStatementLine, cst.FunctionDef, cst.ClassDef))
+        for name, binding in statement_bindings((stmt,)):
+            scope.add_at(name, binding, index, unconditional)
     return scope
 
 
 def function_scope(func: cst.FunctionDef, parent: Scope) -> Scope:
-    """A function's bindings: its parameters (opaque) and its body's bindings."""
-    scope = Scope(parent=parent)
+    """A function's bindings: its parameters (opaque) and its body's bindings. The body runs
+    when called, after the module's statements: it sees every module binding."""
+    scope = Scope(parent=parent.whole)
     params = func.params
     for param in (*params.posonly_params, *params.params, *params.kwonly_params):
         scope.add(param.name.value, OPAQUE)

@@ -181,13 +181,13 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
             if value is UNKNOWN:
                 # An f-string: its Python parts are unknown (so the task counts as keyed), but
                 # its SQL can still be read for clock reads and statement order.
-                value = formatted_text(arg.node, dag.scope, file.module, _names(file)) or UNKNOWN
+                value = formatted_text(arg.node, task.scope, file.module, _names(file)) or UNKNOWN
             sql.extend(_sql_sources(file, name, arg.node, value, folders, dialect, bound))
         elif name == "configuration" and isinstance(arg.value, StaticDict):
             query = _nested(arg.value, ("query", "query"))
             if query is not None:
                 query = (query[0], query[1] if query[1] is not UNKNOWN
-                         else formatted_text(query[0], dag.scope, file.module, _names(file)) or UNKNOWN)
+                         else formatted_text(query[0], task.scope, file.module, _names(file)) or UNKNOWN)
                 sql.extend(_sql_sources(file, "configuration.query.query", query[0], query[1], folders, "bigquery"))
         for node, text in _strings(arg.node, arg.value):
             if name not in SQL_ARGUMENTS:
@@ -195,7 +195,7 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
         if _has_unknown(arg.value):
             unknown = True
     if task.kind == "taskflow" and isinstance(task.node, cst.Call):
-        evaluator = Evaluator(dag.scope)
+        evaluator = Evaluator(task.scope)
         for argument in task.node.args:
             value = evaluator.value(argument.value) if not argument.star else UNKNOWN
             label = argument.keyword.value if argument.keyword is not None else "argument"
