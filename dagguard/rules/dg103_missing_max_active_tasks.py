@@ -15,9 +15,10 @@ class MissingMaxActiveTasks(Rule):
     summary = "The DAG sets no max_active_tasks: up to 16 of its tasks may run at once"
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
+        # Airflow 2 also accepted the old name `concurrency`; Airflow 3 rejects it (DG106).
+        old_name_counts = context.settings.airflow_version == "2"
         for dag in file.dags:
-            # Airflow 2 also accepted the old name `concurrency`.
-            if dag.surely_lacks("max_active_tasks") and "concurrency" not in dag.args:
+            if dag.surely_lacks("max_active_tasks") and not (old_name_counts and "concurrency" in dag.args):
                 yield Report(
                     node=dag.report_node,
                     message=f"{dag.label} sets no max_active_tasks; up to 16 of its tasks can run at once",
