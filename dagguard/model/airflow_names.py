@@ -52,12 +52,57 @@ TRIGGER_TIMETABLES = frozenset({
     "airflow.timetables.trigger.DeltaTriggerTimetable",
     "airflow.sdk.CronTriggerTimetable",
     "airflow.sdk.DeltaTriggerTimetable",
+    "airflow.sdk.definitions.timetables.trigger.CronTriggerTimetable",
+    "airflow.sdk.definitions.timetables.trigger.DeltaTriggerTimetable",
 })
 DATA_INTERVAL_TIMETABLES = frozenset({
     "airflow.timetables.interval.CronDataIntervalTimetable",
     "airflow.timetables.interval.DeltaDataIntervalTimetable",
     "airflow.sdk.CronDataIntervalTimetable",
     "airflow.sdk.DeltaDataIntervalTimetable",
+    "airflow.sdk.definitions.timetables.interval.CronDataIntervalTimetable",
+    "airflow.sdk.definitions.timetables.interval.DeltaDataIntervalTimetable",
+})
+# Trigger timetables that fire on any of their cron expressions, read by model/schedules.py only:
+# partition runs have no data interval at all, not an empty one.
+MULTIPLE_CRON_TIMETABLES = frozenset({
+    "airflow.timetables.trigger.MultipleCronTriggerTimetable",
+    "airflow.sdk.MultipleCronTriggerTimetable",
+    "airflow.sdk.definitions.timetables.trigger.MultipleCronTriggerTimetable",
+})
+CRON_PARTITION_TIMETABLES = frozenset({
+    "airflow.timetables.trigger.CronPartitionTimetable",
+    "airflow.sdk.CronPartitionTimetable",
+    "airflow.sdk.definitions.timetables.trigger.CronPartitionTimetable",
+})
+# Runs on asset events or on the clock of their `timetable=` argument (Airflow 2: datasets).
+ASSET_OR_TIME_SCHEDULES = frozenset({
+    "airflow.timetables.assets.AssetOrTimeSchedule",
+    "airflow.sdk.AssetOrTimeSchedule",
+    "airflow.sdk.definitions.timetables.assets.AssetOrTimeSchedule",
+    "airflow.timetables.datasets.DatasetOrTimeSchedule",
+})
+# Timetables that never build a catchup backlog: no schedule, a single run, one run at a time
+# (continuous), a finite list of dates (events), or asset events only.
+NON_RECURRING_TIMETABLES = frozenset({
+    "airflow.timetables.simple.NullTimetable",
+    "airflow.timetables.simple.OnceTimetable",
+    "airflow.timetables.simple.ContinuousTimetable",
+    "airflow.timetables.simple.AssetTriggeredTimetable",
+    "airflow.timetables.simple.DatasetTriggeredTimetable",
+    "airflow.timetables.simple.PartitionedAssetTimetable",
+    "airflow.timetables.simple.PartitionedAtRuntime",
+    "airflow.timetables.events.EventsTimetable",
+    "airflow.sdk.EventsTimetable",
+    "airflow.sdk.PartitionedAssetTimetable",
+    "airflow.sdk.PartitionedAtRuntime",
+    "airflow.sdk.definitions.timetables.simple.NullTimetable",
+    "airflow.sdk.definitions.timetables.simple.OnceTimetable",
+    "airflow.sdk.definitions.timetables.simple.ContinuousTimetable",
+    "airflow.sdk.definitions.timetables.events.EventsTimetable",
+    "airflow.sdk.definitions.timetables.assets.AssetTriggeredTimetable",
+    "airflow.sdk.definitions.timetables.assets.PartitionedAssetTimetable",
+    "airflow.sdk.definitions.timetables.assets.PartitionedAtRuntime",
 })
 
 ASSET_CLASSES = frozenset({

@@ -4,10 +4,15 @@ catchup create between two instants. Cron arithmetic is croniter's, never hand-w
 from __future__ import annotations
 
 import datetime as dt
+import heapq
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Iterator, Optional
 
-from dagguard.model.values import UNKNOWN, AssetSchedule, Timetable
+import libcst as cst
+
+from dagguard.model import airflow_names as names
+from dagguard.model.scope import ConstantBinding
+from dagguard.model.values import MAX_DEPTH, UNKNOWN, AssetSchedule, Evaluator, Timetable
 
 PRESETS = {
     "@hourly": "0 * * * *",
@@ -20,6 +25,7 @@ PRESETS = {
     "@annually": "0 0 1 1 *",
 }
 if TYPE_CHECKING:
+    from dagguard.model.arguments import ArgValue, Arguments
     from dagguard.model.dags import DagModel
 
 NOT_RECURRING = frozenset({"@once", "@continuous"})
@@ -28,9 +34,10 @@ EXACT_STEPS = 1024  # beyond this many runs the count is extrapolated from the o
 
 @dataclass(frozen=True)
 class Recurrence:
-    """A clock-driven schedule: a cron expression or a fixed period, and its run semantics."""
+    """A clock-driven schedule: the fire times of cron expressions or a fixed period, and its
+    run semantics."""
 
-    cron: Optional[str]
+    crons: tuple[str, ...]           # a run at every time any of them fires
     delta: Optional[dt.timedelta]
     data_interval: bool              # True: a run waits for its whole interval (Airflow 2 style)
 
@@ -41,14 +48,13 @@ def recurrence(schedule: Any, *, present: bool, airflow_version: str,
     data_interval = airflow_version == "2" or create_cron_data_intervals
     if not present:
         # Airflow 2 defaulted to a daily schedule; Airflow 3 defaults to no schedule.
-        return Recurrence(PRESETS["@daily"], None, True) if airflow_version == "2" else None
+        return Recurrence((PRESETS["@daily"],), None, True) if airflow_version == "2" else None
     if schedule is None or isinstance(schedule, AssetSchedule):
         return None
     if isinstance(schedule, (list, tuple)):
         return None  # a list of assets/datasets
     if isinstance(schedule, Timetable):
-        is_data_interval = schedule.kind == "data_interval"
-        return Recurrence(schedule.cron, schedule.delta, is_data_interval)
+        return _timetable_recurrence(schedule)
     if isinstance(schedule, dt.timedelta):
         return Recurrence(None, schedule, data_interval) if schedule > dt.timedelta(0) else UNKNOWN
     if isinstance(schedule, str):
@@ -57,8 +63,67 @@ def recurrence(schedule: Any, *, present: bool, airflow_version: str,
             return None
         cron = PRESETS.get(text, text)
         if _valid_cron(cron):
-            return Recurrence(cron, None, data_interval)
+            return Recurrence((cron,), None, data_interval)
     return UNKNOWN
+
+
+def _timetable_recurrence(timetable: Timetable) -> Any:
+    cron = PRESETS.get(timetable.cron, timetable.cron) if timetable.cron else None
+    if cron is not None and not _valid_cron(cron):
+        return UNKNOWN  # Airflow rejects it when the file loads; no count to give
+    return Recurrence((cron,) if cron else (), timetable.delta, timetable.kind == "data_interval")
+
+
+def timetable_call_recurrence(node: cst.BaseExpression, evaluator: Evaluator, depth: int = 0) -> Any:
+    """The Recurrence of a timetable that the evaluator does not read as a value: several crons,
+    cron partitions, assets-or-time, or a class that never catches up (None). UNKNOWN otherwise."""
+    if depth > MAX_DEPTH:
+        return UNKNOWN
+    if isinstance(node, cst.Name):
+        binding = evaluator.scope.single(node.value)
+        if isinstance(binding, ConstantBinding):
+            return timetable_call_recurrence(binding.value, evaluator, depth + 1)
+        return UNKNOWN
+    if not isinstance(node, cst.Call):
+        return UNKNOWN
+    qual = evaluator.scope.qualname(node.func)
+    if qual in names.NON_RECURRING_TIMETABLES:
+        return None
+    if qual in names.MULTIPLE_CRON_TIMETABLES or qual in names.CRON_PARTITION_TIMETABLES:
+        return _cron_trigger_recurrence(node, evaluator)
+    if qual in names.ASSET_OR_TIME_SCHEDULES:
+        return _asset_or_time_recurrence(node, evaluator, depth)
+    return UNKNOWN
+
+
+def _cron_trigger_recurrence(call: cst.Call, evaluator: Evaluator) -> Any:
+    crons: list[str] = []
+    for arg in call.args:
+        if arg.star:
+            return UNKNOWN  # *crons hides how many there are
+        if arg.keyword is not None and arg.keyword.value != "cron":
+            continue  # timezone, interval, run_offset...: not when runs fire
+        value = evaluator.value(arg.value)
+        cron = PRESETS.get(value, value) if isinstance(value, str) else None
+        if cron is None or not _valid_cron(cron):
+            return UNKNOWN
+        crons.append(cron)
+    # A trigger timetable: no data-interval switch applies to it.
+    return Recurrence(tuple(crons), None, data_interval=False) if crons else UNKNOWN
+
+
+def _asset_or_time_recurrence(call: cst.Call, evaluator: Evaluator, depth: int) -> Any:
+    # Catchup follows the `timetable=` part; asset events add runs, never a backlog.
+    if any(arg.star for arg in call.args):
+        return UNKNOWN
+    clock = next((arg.value for arg in call.args
+                  if arg.keyword is not None and arg.keyword.value == "timetable"), None)
+    if clock is None:
+        return UNKNOWN
+    value = evaluator.value(clock)
+    if isinstance(value, Timetable):
+        return _timetable_recurrence(value)
+    return timetable_call_recurrence(clock, evaluator, depth + 1) if value is UNKNOWN else UNKNOWN
 
 
 def _valid_cron(expression: str) -> bool:
@@ -82,20 +147,32 @@ def count_runs(rec: Recurrence, start: dt.datetime, end: dt.datetime) -> int:
     if rec.delta is not None:
         fires = int((end - start) / rec.delta) + 1
     else:
-        fires = _count_cron_fires(rec.cron or "", start, end)
+        fires = _count_cron_fires(rec.crons, start, end)
     return max(fires - 1, 0) if rec.data_interval else fires
 
 
-def _count_cron_fires(expression: str, start: dt.datetime, end: dt.datetime) -> int:
+def _cron_fire_times(expressions: tuple[str, ...], start: dt.datetime) -> Iterator[dt.datetime]:
+    """Fire times at or after `start` of any of the expressions, in order; Airflow makes one run
+    when several fire at the same time."""
     from croniter import croniter
 
     # Start one microsecond early so a fire time equal to start_date counts, as Airflow does.
-    iterator = croniter(expression, start - dt.timedelta(microseconds=1))
+    before = start - dt.timedelta(microseconds=1)
+    streams = [croniter(expression, before).all_next(dt.datetime) for expression in expressions]
+    previous: Optional[dt.datetime] = None
+    for fire in heapq.merge(*streams):
+        if fire != previous:
+            yield fire
+        previous = fire
+
+
+def _count_cron_fires(expressions: tuple[str, ...], start: dt.datetime, end: dt.datetime) -> int:
+    fires = _cron_fire_times(expressions, start)
     first: Optional[dt.datetime] = None
     current = start
     count = 0
     while count < EXACT_STEPS:
-        current = iterator.get_next(dt.datetime)
+        current = next(fires)
         if current > end:
             return count
         if first is None:
@@ -156,13 +233,22 @@ def catchup_enabled(dag: "DagModel", airflow_version: str) -> Any:
     return airflow_version == "2"
 
 
-def dag_recurrence(dag: "DagModel", airflow_version: str, create_cron_data_intervals: bool) -> Any:
-    """The DAG's Recurrence, None when not clock-driven, UNKNOWN when unsure."""
+def dag_recurrence(dag: "DagModel", airflow_version: str, create_cron_data_intervals: bool, *,
+                   composite_timetables: bool = False) -> Any:
+    """The DAG's Recurrence, None when not clock-driven, UNKNOWN when unsure.
+
+    `composite_timetables` also reads the timetables that have no static value (several crons,
+    cron partitions, assets-or-time, events...). Off by default: trigger_runs describes a
+    schedule by its static value and would mislabel them.
+    """
     for name in SCHEDULE_ARGUMENTS:
         arg = dag.args.get(name)
-        if arg is not None:
-            return recurrence(arg.value, present=True, airflow_version=airflow_version,
-                              create_cron_data_intervals=create_cron_data_intervals)
+        if arg is None:
+            continue
+        if arg.value is UNKNOWN and composite_timetables:
+            return timetable_call_recurrence(arg.node, Evaluator(dag.scope))
+        return recurrence(arg.value, present=True, airflow_version=airflow_version,
+                          create_cron_data_intervals=create_cron_data_intervals)
     if not dag.args.complete:
         return UNKNOWN
     return recurrence(None, present=False, airflow_version=airflow_version,
@@ -173,12 +259,33 @@ def catching_up(dag: "DagModel", airflow_version: str, create_cron_data_interval
     """The DAG's Recurrence when catchup is certainly on and the schedule is clock-driven."""
     if catchup_enabled(dag, airflow_version) is not True:
         return None
-    rec = dag_recurrence(dag, airflow_version, create_cron_data_intervals)
+    rec = dag_recurrence(dag, airflow_version, create_cron_data_intervals, composite_timetables=True)
     return rec if isinstance(rec, Recurrence) else None
+
+
+def date_argument(dag: "DagModel", name: str) -> Optional["ArgValue"]:
+    """The start_date/end_date the scheduler goes by: the DAG's unless it is None, else
+    default_args' (every task inherits it, and the scheduler bounds runs by the tasks' dates)."""
+    for args in (dag.args, dag.default_args):
+        arg = args.get(name)
+        if arg is not None and arg.value is not None:
+            return arg
+    return None
+
+
+def surely_dateless(dag: "DagModel", name: str) -> bool:
+    """True only when neither the DAG nor its default_args can set `name`: absent or None."""
+    return _absent_or_none(dag.args, name) and _absent_or_none(dag.default_args, name)
+
+
+def _absent_or_none(args: "Arguments", name: str) -> bool:
+    arg = args.get(name)
+    # An unresolved `**x` could set it, or (in a dict) override an explicit None.
+    return args.complete and (arg is None or arg.value is None)
 
 
 def dag_date(dag: "DagModel", name: str) -> Optional[dt.datetime]:
     """A static start_date/end_date from the DAG or its default_args."""
-    arg = dag.effective(name)
+    arg = date_argument(dag, name)
     return as_datetime(arg.value) if arg is not None else None
 

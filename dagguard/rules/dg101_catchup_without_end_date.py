@@ -3,10 +3,12 @@ is queued at once."""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Iterable
 
-from dagguard.model.dags import FileModel
-from dagguard.model.schedules import catching_up, count_runs, dag_date, format_count
+from dagguard.model.dags import DagModel, FileModel
+from dagguard.model.schedules import (Recurrence, catching_up, count_runs, dag_date, format_count,
+                                      surely_dateless)
 from dagguard.rules.base import Report, Rule, RuleContext
 
 
@@ -19,20 +21,33 @@ class CatchupWithoutEndDate(Rule):
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         settings = context.settings
         for dag in file.dags:
-            if not dag.surely_lacks("end_date", or_default_args=True):
+            if not surely_dateless(dag, "end_date"):
+                continue
+            # Without a start date there is nothing to catch up from (and Airflow 3 rejects
+            # catchup=True outright).
+            if surely_dateless(dag, "start_date"):
                 continue
             rec = catching_up(dag, settings.airflow_version, settings.create_cron_data_intervals)
             if rec is None:
                 continue
-            message = f"{dag.label} enables catchup without end_date"
-            start = dag_date(dag, "start_date")
-            if start is not None:
-                runs = count_runs(rec, start, context.now)
-                message += f"; catchup would queue {format_count(runs)} runs"
             catchup = dag.args.get("catchup")
             yield Report(
                 node=catchup.report_node if catchup is not None else dag.report_node,
-                message=message,
+                message=backlog_message(dag, rec, context.now),
                 help="set end_date=... to bound the backfill, or catchup=False",
                 dag=dag,
             )
+
+
+def backlog_message(dag: DagModel, rec: Recurrence, now: dt.datetime) -> str:
+    """The finding, with the backlog's size when start_date is static."""
+    message = f"{dag.label} enables catchup without end_date"
+    start = dag_date(dag, "start_date")
+    if start is None:
+        return message
+    runs = count_runs(rec, start, now)
+    if runs == 0:
+        # Nothing is queued today, but the unbounded catchup stays armed.
+        return (message + "; no run is due yet, but every interval missed after start_date "
+                          "(DAG paused, scheduler down) would be queued at once")
+    return message + f"; catchup would queue {format_count(runs)} runs"

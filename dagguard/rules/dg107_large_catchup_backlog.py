@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from dagguard.model.dags import FileModel
-from dagguard.model.schedules import catching_up, count_runs, dag_date
+from dagguard.model.schedules import catching_up, count_runs, dag_date, date_argument
 from dagguard.rules.base import Report, Rule, RuleContext
 
 
@@ -27,7 +27,7 @@ class LargeCatchupBacklog(Rule):
                 continue
             runs = count_runs(rec, start, min(end, context.now))
             if runs > settings.max_catchup_runs:
-                start_arg = dag.effective("start_date")
+                start_arg = date_argument(dag, "start_date")
                 yield Report(
                     node=start_arg.report_node if start_arg else dag.report_node,
                     message=f"{dag.label} catchup would queue {runs:,} runs between start_date and "

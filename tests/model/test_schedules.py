@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from dagguard.model.schedules import count_runs, format_count, recurrence
+from dagguard.model.schedules import Recurrence, count_runs, format_count, recurrence
 from dagguard.model.values import AssetSchedule, Timetable
 
 START = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
@@ -42,7 +42,7 @@ def test_non_recurring_schedules(schedule):
 
 def test_missing_schedule_means_daily_on_airflow_2_and_none_on_3():
     assert recurrence(None, present=False, airflow_version="3", create_cron_data_intervals=False) is None
-    assert recurrence(None, present=False, airflow_version="2", create_cron_data_intervals=False).cron == "0 0 * * *"
+    assert recurrence(None, present=False, airflow_version="2", create_cron_data_intervals=False).crons == ("0 0 * * *",)
 
 
 def test_long_backlogs_are_estimated_closely():
@@ -55,3 +55,17 @@ def test_long_backlogs_are_estimated_closely():
 
 def test_format_count():
     assert [format_count(n) for n in (7, 999, 10_225, 16_384)] == ["7", "999", "~10,000", "~16,000"]
+
+
+def test_several_crons_count_each_instant_once():
+    # MultipleCronTriggerTimetable: one run when two expressions fire at the same time.
+    rec = Recurrence(("0 0 * * *", "0 */12 * * *"), None, data_interval=False)
+    assert count_runs(rec, START, NOW) == 6  # Jan 1, 2 and 3 at 00:00 and 12:00
+
+
+def test_several_crons_long_backlogs_are_estimated_closely():
+    rec = Recurrence(("0 * * * *", "30 * * * *"), None, data_interval=False)
+    start = dt.datetime(2025, 10, 1, tzinfo=dt.timezone.utc)
+    end = dt.datetime(2026, 11, 30, tzinfo=dt.timezone.utc)
+    exact = int((end - start).total_seconds() // 1800) + 1
+    assert abs(count_runs(rec, start, end) - exact) <= 1
