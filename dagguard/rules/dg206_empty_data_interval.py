@@ -15,6 +15,15 @@ HELP = ("schedule with CronDataIntervalTimetable(...) or DeltaDataIntervalTimeta
         "in Airflow")
 
 
+def help_for(schedule: str) -> str:
+    """The fix for `schedule`: a cron string or timedelta can switch to data intervals; a
+    trigger timetable class written out takes an interval= of its own."""
+    if schedule.endswith("Timetable"):
+        return (f"pass {schedule} the time between its runs as interval= (interval=timedelta(days=1) "
+                "for a daily cron), or schedule with CronDataIntervalTimetable(...)")
+    return HELP
+
+
 class EmptyDataInterval(Rule):
     code = "DG206"
     name = "empty-data-interval"
@@ -34,7 +43,7 @@ class EmptyDataInterval(Rule):
                         message=f"{io.label} writes through dagguard.idempotent, but {dag.label} is scheduled "
                                 f"{schedule}, a trigger timetable on Airflow 3 whose runs have an empty data "
                                 "interval; every run raises EmptyIntervalError and writes nothing",
-                        help=HELP,
+                        help=help_for(schedule),
                         dag=dag,
                     )
                     continue
@@ -50,6 +59,6 @@ class EmptyDataInterval(Rule):
                             f"start, but {dag.label} is scheduled {schedule}, a trigger timetable on Airflow 3 whose "
                             "runs have data_interval_start == data_interval_end; the range is empty and the task "
                             "silently reads or writes nothing",
-                    help=HELP,
+                    help=help_for(schedule),
                     dag=dag,
                 )

@@ -307,3 +307,21 @@ with DAG("intervals", schedule=CronDataIntervalTimetable("0 0 * * *", timezone="
     assert helps["a"].startswith("use {{ data_interval_end | ds }} with a data-interval timetable; on '@daily'")
     assert "{{ macros.ds_add(ds, 1) }}" in helps["a"]
     assert helps["b"] == "use {{ data_interval_end | ds }}"
+
+
+def test_dg206_help_for_a_trigger_timetable_class_is_its_interval_argument(tmp_path):
+    found = lint(tmp_path, SQL_OP + """\
+from airflow.sdk import DAG, CronTriggerTimetable, MultipleCronTriggerTimetable
+SQL = "SELECT * FROM s WHERE ts >= '{{ data_interval_start }}' AND ts < '{{ data_interval_end }}'"
+TWICE = MultipleCronTriggerTimetable("0 1 * * *", "0 13 * * *", timezone="UTC")
+with DAG("several", schedule=TWICE):
+    SQLExecuteQueryOperator(task_id="a", conn_id="c", sql=SQL)
+with DAG("one", schedule=CronTriggerTimetable("0 0 * * *", timezone="UTC")):
+    SQLExecuteQueryOperator(task_id="b", conn_id="c", sql=SQL)
+with DAG("string", schedule="@daily"):
+    SQLExecuteQueryOperator(task_id="c", conn_id="c", sql=SQL)
+""")
+    helps = {f.dag_id: f.help for f in only(found, "DG206")}
+    assert helps["several"].startswith("pass MultipleCronTriggerTimetable the time between its runs as interval=")
+    assert helps["one"].startswith("pass CronTriggerTimetable the time between its runs as interval=")
+    assert "create-cron-data-intervals" in helps["string"]
