@@ -213,7 +213,7 @@ class _Analysis:
                     uses_tempfile = True
                 if qual in CLOCK_FUNCTIONS:
                     if self._escapes(node):
-                        clock.append(ClockRead(node, _call_name(node)))
+                        clock.append(ClockRead(node, call_name(node)))
                     continue
                 if qual in IDEMPOTENT_HELPERS:
                     helper = True
@@ -517,7 +517,8 @@ def _plain_name(expr: cst.BaseExpression) -> Optional[str]:
     return expr.value if isinstance(expr, cst.Name) else None
 
 
-def _call_name(call: cst.Call) -> str:
+def call_name(call: cst.Call) -> str:
+    """`datetime.now()`: the call as written, without its arguments."""
     parts: list[str] = []
     expr: cst.BaseExpression = call.func
     while isinstance(expr, cst.Attribute):

@@ -29,6 +29,7 @@ IDEMPOTENT_OPERATORS = frozenset({"dagguard.idempotent.IntervalMergeOperator",
 SQL_FILE_SUFFIXES = (".sql", ".hql")
 MAX_SQL_FILE_BYTES = 1024 * 1024
 # Arguments that never carry data, a destination or its key: their values don't matter here.
+DATE_ARGUMENTS = frozenset({"start_date", "end_date"})
 NON_DATA_ARGUMENTS = frozenset({
     "task_id", "dag", "python_callable", "retries", "retry_delay", "retry_exponential_backoff",
     "max_retry_delay", "pool", "pool_slots", "queue", "priority_weight", "weight_rule",
@@ -81,6 +82,9 @@ class TaskIO:
     sql: tuple[SqlSource, ...]
     callable: Optional[CallableFacts]
     unknown_data: bool               # an argument that may carry data or a key is not static
+    # Clock reads in the task's arguments: evaluated once, when the DAG file is parsed, so
+    # every run gets the parse time. (argument, call) pairs.
+    parse_time_clock: tuple[tuple[str, cst.Call], ...] = ()
 
     @property
     def label(self) -> str:
@@ -173,9 +177,13 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
     folders = _search_folders(dag, path)
     parameters = task.args.values.get("parameters")
     bound = parameters.value if parameters is not None else None
+    clock: list[tuple[str, cst.Call]] = []
+    evaluator = Evaluator(task.scope)
     for name, arg in task.args.values.items():
         if name in NON_DATA_ARGUMENTS or name.endswith("conn_id"):
             continue
+        if name not in DATE_ARGUMENTS:  # a task's own start_date is DG104's
+            clock.extend((name, call) for call in evaluator.wall_clock_calls(arg.node))
         if name in SQL_ARGUMENTS:
             value = arg.value
             if value is UNKNOWN:
@@ -199,6 +207,7 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
         for argument in task.node.args:
             value = evaluator.value(argument.value) if not argument.star else UNKNOWN
             label = argument.keyword.value if argument.keyword is not None else "argument"
+            clock.extend((label, call) for call in evaluator.wall_clock_calls(argument.value))
             for node, text in _strings(argument.value, value):
                 strings.append(TemplatedString(node, label, _template(file, text)))
             if _has_unknown(value):
@@ -218,7 +227,7 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
                 template = _template(file, call.text)
                 sql.append(SqlSource(call.node, CALLABLE_ORIGIN, template,
                                      parse_sql(template.text, dialect)))
-    return TaskIO(task, dag, tuple(strings), tuple(sql), facts, unknown)
+    return TaskIO(task, dag, tuple(strings), tuple(sql), facts, unknown, tuple(clock))
 
 
 def _explicit_parameters(task: TaskModel) -> frozenset[str]:

@@ -11,6 +11,7 @@ import libcst as cst
 
 from dagguard.model import airflow_names as names
 from dagguard.model.scope import ConstantBinding, Scope
+from dagguard.model.tree import child_nodes
 
 
 class _Unknown:
@@ -237,29 +238,27 @@ class Evaluator:
         return UNKNOWN
 
     def wall_clock_calls(self, node: Optional[cst.BaseExpression], depth: int = 0) -> list[cst.Call]:
-        """Calls reading the wall clock inside `node`, following module constants."""
+        """Calls reading the wall clock that evaluating `node` makes, following module
+        constants: anywhere in it (f-strings, containers, arguments), but not in a lambda's
+        body, which runs later."""
         if node is None or depth > MAX_DEPTH:
             return []
         found: list[cst.Call] = []
         stack: list[cst.CSTNode] = [node]
         while stack:
             current = stack.pop()
-            if isinstance(current, cst.Call):
-                if self.scope.resolves_to(current.func, WALL_CLOCK_FUNCTIONS):
-                    found.append(current)
-                    continue
-                stack.append(current.func)
-                stack.extend(arg.value for arg in current.args)
+            if isinstance(current, cst.Call) and self.scope.resolves_to(current.func, WALL_CLOCK_FUNCTIONS):
+                found.append(current)
             elif isinstance(current, cst.Name):
                 binding = self.scope.single(current.value)
                 if isinstance(binding, ConstantBinding):
                     found.extend(self.wall_clock_calls(binding.value, depth + 1))
-            elif isinstance(current, cst.BinaryOperation):
-                stack.extend((current.left, current.right))
-            elif isinstance(current, cst.UnaryOperation):
-                stack.append(current.expression)
             elif isinstance(current, cst.Attribute):
-                stack.append(current.value)
+                stack.append(current.value)  # not the attribute's name: `x.now` is no module constant
+            elif isinstance(current, cst.Arg):
+                stack.append(current.value)  # nor a keyword's name
+            elif not isinstance(current, cst.Lambda):
+                stack.extend(child_nodes(current))
         return found
 
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 from typing import Iterable
 
 from dagguard.model.dags import FileModel
+from dagguard.model.python_tasks import call_name
 from dagguard.model.task_io import file_task_ios, runs_on_a_clock
 from dagguard.rules.base import Report, Rule, RuleContext
 
 PYTHON_HELP = "use the run's data_interval_start / data_interval_end (or logical_date) from the context"
 SQL_HELP = "compare with '{{ data_interval_start }}' and '{{ data_interval_end }}' instead"
+PARSE_TIME_HELP = ("pass a template Airflow renders for each run, such as '{{ ds }}' or "
+                   "'{{ data_interval_start }}', or read the interval from the context inside the task")
 
 
 class WallClockInTask(Rule):
@@ -36,6 +39,16 @@ class WallClockInTask(Rule):
                                 "uses the time it runs at, not the interval's",
                         help=PYTHON_HELP,
                     )
+            for argument, call in io.parse_time_clock:
+                if id(call) in seen:
+                    continue
+                seen.add(id(call))
+                yield Report(
+                    node=call,
+                    message=f"{io.label} gets {call_name(call)} in '{argument}' when the DAG file is parsed; "
+                            "every run, re-run and backfill uses the time of the last parse, not its interval",
+                    help=PARSE_TIME_HELP,
+                )
             for source in io.sql:
                 if source.parsed is None or id(source.node) in seen:
                     continue

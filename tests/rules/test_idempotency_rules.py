@@ -325,3 +325,40 @@ with DAG("string", schedule="@daily"):
     assert helps["several"].startswith("pass MultipleCronTriggerTimetable the time between its runs as interval=")
     assert helps["one"].startswith("pass CronTriggerTimetable the time between its runs as interval=")
     assert "create-cron-data-intervals" in helps["string"]
+
+
+def test_dg202_clock_read_while_the_file_is_parsed(tmp_path):
+    found = lint(tmp_path, """\
+from datetime import date, datetime
+import pendulum
+from airflow.providers.standard.operators.bash import BashOperator
+from airflow.providers.standard.operators.python import PythonOperator
+from airflow.sdk import DAG, task
+
+YESTERDAY = (date.today().replace(day=1)).isoformat()
+
+def load(day):
+    return day
+
+with DAG("d", schedule="@daily", start_date=pendulum.datetime(2025, 1, 1, tz="UTC")):
+    BashOperator(task_id="fstring", bash_command=f"export --date {date.today()}")
+    BashOperator(task_id="constant", bash_command="export --date " + YESTERDAY)
+    PythonOperator(task_id="kwargs", python_callable=load, op_kwargs={"day": datetime.now().strftime("%Y%m%d")})
+    BashOperator(task_id="own_start", bash_command="export --date {{ ds }}", start_date=pendulum.now())
+    PythonOperator(task_id="later", python_callable=lambda: load(datetime.now()))
+    PythonOperator(task_id="attribute", python_callable=load, op_kwargs={"day": pendulum.datetime(2025, 1, 1).now})
+
+    @task
+    def taskflow(day):
+        return day
+    taskflow(pendulum.now().to_date_string())
+
+with DAG("manual", schedule=None):
+    BashOperator(task_id="manual", bash_command=f"export --date {date.today()}")
+""")
+    flagged = sorted((f.line, f.message.split("'")[1], f.message.split(" in '")[1].split("'")[0])
+                     for f in only(found, "DG202"))
+    # The constant is reported where it reads the clock; a lambda runs later, a task's own
+    # start_date is DG104's, a manual DAG has only the clock.
+    assert flagged == [(7, "constant", "bash_command"), (13, "fstring", "bash_command"),
+                       (15, "kwargs", "op_kwargs"), (23, "taskflow", "argument")]
