@@ -37,3 +37,19 @@ def test_each_example_shows_its_rules(repo_root):
     assert {"DG104", "DG105", "DG106"} <= shown["legacy_airflow2_args.py"]
     assert {"DG301", "DG107", "DG303"} <= shown["parse_time_reads.py"]
     assert shown["orders_hourly_copy.py"] == {"DG302"}
+
+
+def test_the_readme_shows_the_current_output(repo_root, monkeypatch):
+    """The README's full listing is what `dagguard check example_dags/` prints (on the day it
+    names: DG101's run estimate grows with time)."""
+    from pathlib import Path
+
+    from dagguard.report.text import format_text
+
+    monkeypatch.chdir(repo_root)
+    result = check_paths([Path("example_dags")], settings=Settings(), now=NOW)
+    readme = (repo_root / "README.md").read_text()
+    intro = f"`dagguard check example_dags/` (run on {NOW.date().isoformat()}; exit code 1):\n\n```\n"
+    listing = readme.split(intro, 1)[1].split("```", 1)[0]
+    assert format_text(result, color=False) == listing
+    assert f"\n{listing.splitlines()[-1]}\n```" in readme.split(intro, 1)[0]  # the excerpt's summary too
