@@ -23,6 +23,8 @@ from dagguard.model.tree import child_nodes
 from dagguard.model.sql_parameters import bind_parameters
 from dagguard.model.values import UNKNOWN, WALL_CLOCK_FUNCTIONS, Evaluator, simple_string_value
 
+# SQLAlchemy's wrapper for textual SQL, at the paths it is imported from.
+SQLALCHEMY_TEXT = frozenset({"sqlalchemy.text", "sqlalchemy.sql.text", "sqlalchemy.sql.expression.text"})
 CLOCK_FUNCTIONS = (WALL_CLOCK_FUNCTIONS - {"airflow.utils.dates.days_ago"}) | frozenset({
     "time.time_ns", "pendulum.utcnow", "airflow.utils.timezone.now", "airflow.sdk.timezone.now",
     "airflow.utils.timezone.datetime.now",
@@ -370,16 +372,25 @@ class _Analysis:
         arg = _argument(call, 0, ("sql", "query", "operation"))
         if arg is None:
             return None
-        text = self._static_text(arg.value)
+        statement = self._unwrapped_text(arg.value)
+        text = self._static_text(statement)
         if text is None:
             # A non-static statement only matters where statement order is tracked.
-            return SqlCall(arg.value, None) if method in ("execute", "executemany", "run") else None
+            return SqlCall(statement, None) if method in ("execute", "executemany", "run") else None
         if not _SQL_START.match(text):
             return None
         bound = _argument(call, 1 if method in _POSITIONAL_PARAMETERS else -1, ("parameters", "params"))
         if bound is not None:
             text = bind_parameters(text, self._context_parameters(bound.value))
-        return SqlCall(arg.value, text)
+        return SqlCall(statement, text)
+
+    def _unwrapped_text(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """The SQL inside SQLAlchemy's `text("...")`, which Session.execute and
+        Connection.execute take; `node` itself otherwise."""
+        if (isinstance(node, cst.Call) and node.args and node.args[0].keyword is None
+                and self.scope.qualname(node.func) in SQLALCHEMY_TEXT):
+            return node.args[0].value
+        return node
 
     def _context_parameters(self, node: cst.BaseExpression) -> Any:
         """A literal dict or list of query parameters, each as the `{{ key }}` template of the

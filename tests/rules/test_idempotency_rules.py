@@ -362,3 +362,23 @@ with DAG("manual", schedule=None):
     # start_date is DG104's, a manual DAG has only the clock.
     assert flagged == [(7, "constant", "bash_command"), (13, "fstring", "bash_command"),
                        (15, "kwargs", "op_kwargs"), (23, "taskflow", "argument")]
+
+
+def test_sql_wrapped_in_sqlalchemy_text_is_read(tmp_path):
+    found = lint(tmp_path, """\
+import sqlalchemy as sa
+from sqlalchemy import text
+from airflow.sdk import DAG, task
+
+def text_of(x):
+    return x
+
+with DAG("d", schedule="@daily"):
+    @task
+    def t(session=None):
+        session.execute(text("DELETE FROM session WHERE expiry < now()"))
+        session.execute(sa.text("INSERT INTO audit SELECT * FROM log"))
+        session.execute(text_of("INSERT INTO other SELECT * FROM log"))  # not SQLAlchemy's
+    t()
+""")
+    assert [(f.code, f.line) for f in found if f.code in ("DG202", "DG203")] == [("DG202", 11), ("DG203", 12)]
