@@ -10,7 +10,7 @@ from typing import Any, Optional
 import libcst as cst
 
 from dagguard.model import airflow_names as names
-from dagguard.model.scope import ConstantBinding, Scope
+from dagguard.model.scope import ConstantBinding, FunctionBinding, Scope, function_scope
 from dagguard.model.tree import child_nodes
 
 
@@ -239,8 +239,8 @@ class Evaluator:
 
     def wall_clock_calls(self, node: Optional[cst.BaseExpression], depth: int = 0) -> list[cst.Call]:
         """Calls reading the wall clock that evaluating `node` makes, following module
-        constants: anywhere in it (f-strings, containers, arguments), but not in a lambda's
-        body, which runs later."""
+        constants and the same-file functions it calls: anywhere in it (f-strings,
+        containers, arguments), but not in a lambda's body, which runs later."""
         if node is None or depth > MAX_DEPTH:
             return []
         found: list[cst.Call] = []
@@ -258,7 +258,33 @@ class Evaluator:
             elif isinstance(current, cst.Arg):
                 stack.append(current.value)  # nor a keyword's name
             elif not isinstance(current, cst.Lambda):
+                if isinstance(current, cst.Call) and isinstance(current.func, cst.Name):
+                    function = self.scope.single(current.func.value)
+                    if isinstance(function, FunctionBinding):
+                        found.extend(self._clock_calls_in_body(function.node, depth + 1))
                 stack.extend(child_nodes(current))
+        return found
+
+    def _clock_calls_in_body(self, function: cst.FunctionDef, depth: int) -> list[cst.Call]:
+        """Clock reads a same-file function makes when called, outside logging and print (a
+        helper computing an argument: `op_kwargs={"since": lookback()}`)."""
+        if depth > MAX_DEPTH:
+            return []
+        inner = Evaluator(function_scope(function, self.scope))
+        found: list[cst.Call] = []
+        stack: list[cst.CSTNode] = list(child_nodes(function.body))
+        while stack:
+            current = stack.pop()
+            if isinstance(current, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) or _is_logging(current):
+                continue
+            if isinstance(current, cst.Call) and inner.scope.resolves_to(current.func, WALL_CLOCK_FUNCTIONS):
+                found.append(current)
+                continue
+            if isinstance(current, cst.Call) and isinstance(current.func, cst.Name):
+                called = inner.scope.single(current.func.value)
+                if isinstance(called, FunctionBinding) and called.node is not function:
+                    found.extend(inner._clock_calls_in_body(called.node, depth + 1))
+            stack.extend(child_nodes(current))
         return found
 
 
@@ -301,3 +327,16 @@ def _make_timetable(qual: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         return UNKNOWN
     has_interval = interval is not None and interval != dt.timedelta(0)
     return Timetable(kind=kind, cron=cron, delta=delta, has_interval=has_interval, qualname=qual)
+
+
+_LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log"})
+
+
+def _is_logging(node: cst.CSTNode) -> bool:
+    """print(...) or a logger's method call: what it is given goes nowhere else."""
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    if isinstance(func, cst.Name):
+        return func.value == "print"
+    return isinstance(func, cst.Attribute) and func.attr.value in _LOG_METHODS

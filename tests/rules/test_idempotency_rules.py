@@ -382,3 +382,52 @@ with DAG("d", schedule="@daily"):
     t()
 """)
     assert [(f.code, f.line) for f in found if f.code in ("DG202", "DG203")] == [("DG202", 11), ("DG203", 12)]
+
+
+def test_clock_reads_in_same_file_functions_called_while_parsing(tmp_path):
+    found = lint(tmp_path, """\
+import logging
+from datetime import datetime, timedelta
+import pendulum
+from airflow.providers.standard.operators.python import PythonOperator
+from airflow.sdk import DAG
+
+log = logging.getLogger(__name__)
+
+def lookback():
+    since = datetime.now() - timedelta(days=60)
+    print(since)
+    return since.strftime("%Y-%m-%dT%H:00:00")
+
+def through():
+    return lookback()
+
+def logged_only():
+    log.info("built at %s", datetime.now())
+    print(datetime.now())
+    return "2025-01-01"
+
+def later():
+    def inner():
+        return datetime.now()
+    return inner
+
+def start():
+    return pendulum.now().subtract(days=1)
+
+def load(since):
+    return since
+
+with DAG("d", schedule="@daily", start_date=start()):
+    PythonOperator(task_id="a", python_callable=load, op_kwargs={"since": lookback()})
+    PythonOperator(task_id="b", python_callable=load, op_kwargs={"since": through()})
+    PythonOperator(task_id="c", python_callable=load, op_kwargs={"since": logged_only()})
+    PythonOperator(task_id="d", python_callable=load, op_kwargs={"since": later()})
+""")
+    dg202 = [(f.line, f.message.split("'")[1]) for f in only(found, "DG202")]
+    assert dg202 == [(10, "a")]  # b reaches the same read, which is reported once
+    [dg104] = only(found, "DG104")
+    assert "pendulum.now()" in dg104.message
+    source = (tmp_path / "dag.py").read_text()
+    only_b = source.replace('    PythonOperator(task_id="a"', '    # PythonOperator(task_id="a"')
+    assert [(f.line, f.message.split("'")[1]) for f in only(lint(tmp_path, only_b), "DG202")] == [(10, "b")]
