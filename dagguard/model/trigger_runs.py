@@ -24,7 +24,7 @@ def trigger_schedule(dag: DagModel, settings: "Settings") -> Optional[str]:
         return None
     arg = next((dag.args.get(name) for name in SCHEDULE_ARGUMENTS if dag.args.get(name) is not None), None)
     if arg is not None and arg.value is UNKNOWN:
-        return _several_crons(arg.node, Evaluator(dag.scope))
+        return _unread_timetable(arg.node, Evaluator(dag.scope))
     rec = dag_recurrence(dag, settings.airflow_version, settings.create_cron_data_intervals)
     if not isinstance(rec, Recurrence) or rec.data_interval:
         return None
@@ -38,19 +38,37 @@ def trigger_schedule(dag: DagModel, settings: "Settings") -> Optional[str]:
     return None
 
 
-def _several_crons(node: cst.BaseExpression, evaluator: Evaluator) -> Optional[str]:
-    """"MultipleCronTriggerTimetable" when `node` makes one without an `interval=` (its runs
-    then start and end at the same instant, as a CronTriggerTimetable's do); else None."""
+def _unread_timetable(node: cst.BaseExpression, evaluator: Evaluator, depth: int = 0) -> Optional[str]:
+    """How a timetable the evaluator gives no value is written, when its (timed) runs start and
+    end at the same instant: a MultipleCronTriggerTimetable without `interval=`, or an
+    AssetOrTimeSchedule whose `timetable=` is a trigger timetable. None otherwise."""
     for _ in range(3):  # through module constants: TIMETABLE = MultipleCronTriggerTimetable(...)
         binding = evaluator.scope.single(node.value) if isinstance(node, cst.Name) else None
         if not isinstance(binding, ConstantBinding):
             break
         node = binding.value
-    if not isinstance(node, cst.Call) or evaluator.scope.qualname(node.func) not in names.MULTIPLE_CRON_TIMETABLES:
+    if not isinstance(node, cst.Call) or depth > 2:
+        return None
+    kind = evaluator.scope.qualname(node.func)
+    if kind in names.ASSET_OR_TIME_SCHEDULES:
+        # Asset events start runs of their own; the timed runs are the clock part's.
+        clock = _keyword(node, "timetable")
+        value = evaluator.value(clock) if clock is not None else None
+        if isinstance(value, Timetable):
+            empty = value.kind == "trigger" and not value.has_interval
+            part = value.qualname.rsplit(".", 1)[-1] if empty else None
+        else:
+            part = _unread_timetable(clock, evaluator, depth + 1) if value is UNKNOWN else None
+        return f"AssetOrTimeSchedule with a {part}" if part else None
+    if kind not in names.MULTIPLE_CRON_TIMETABLES:
         return None
     if not isinstance(timetable_call_recurrence(node, evaluator), Recurrence):
         return None  # crons it cannot read
-    interval = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "interval"), None)
+    interval = _keyword(node, "interval")
     if interval is not None and evaluator.value(interval) != dt.timedelta(0):
         return None  # a real interval, or one it cannot read
     return "MultipleCronTriggerTimetable"
+
+
+def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+    return next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)

@@ -19,7 +19,8 @@ def help_for(schedule: str) -> str:
     """The fix for `schedule`: a cron string or timedelta can switch to data intervals; a
     trigger timetable class written out takes an interval= of its own."""
     if schedule.endswith("Timetable"):
-        return (f"pass {schedule} the time between its runs as interval= (interval=timedelta(days=1) "
+        timetable = schedule.rsplit(" ", 1)[-1]  # "AssetOrTimeSchedule with a CronTriggerTimetable"
+        return (f"pass {timetable} the time between its runs as interval= (interval=timedelta(days=1) "
                 "for a daily cron), or schedule with CronDataIntervalTimetable(...)")
     return HELP
 

@@ -431,3 +431,25 @@ with DAG("d", schedule="@daily", start_date=start()):
     source = (tmp_path / "dag.py").read_text()
     only_b = source.replace('    PythonOperator(task_id="a"', '    # PythonOperator(task_id="a"')
     assert [(f.line, f.message.split("'")[1]) for f in only(lint(tmp_path, only_b), "DG202")] == [(10, "b")]
+
+
+def test_dg206_reads_the_clock_part_of_an_asset_or_time_schedule(tmp_path):
+    found = lint(tmp_path, SQL_OP + """\
+from airflow.sdk import (DAG, Asset, AssetOrTimeSchedule, CronDataIntervalTimetable, CronTriggerTimetable,
+                         MultipleCronTriggerTimetable)
+SQL = "SELECT * FROM s WHERE ts >= '{{ data_interval_start }}' AND ts < '{{ data_interval_end }}'"
+TWICE = MultipleCronTriggerTimetable("0 0 * * *", "0 12 * * *", timezone="UTC")
+with DAG("trigger", schedule=AssetOrTimeSchedule(timetable=CronTriggerTimetable("0 0 * * *", timezone="UTC"),
+                                                 assets=[Asset("x")])):
+    SQLExecuteQueryOperator(task_id="a", conn_id="c", sql=SQL)
+with DAG("intervals", schedule=AssetOrTimeSchedule(timetable=CronDataIntervalTimetable("0 0 * * *", timezone="UTC"),
+                                                   assets=[Asset("x")])):
+    SQLExecuteQueryOperator(task_id="b", conn_id="c", sql=SQL)
+with DAG("several", schedule=AssetOrTimeSchedule(timetable=TWICE, assets=[Asset("x")])):
+    SQLExecuteQueryOperator(task_id="c", conn_id="c", sql=SQL)
+""")
+    schedules = {f.dag_id: f.message.split(" is scheduled ")[1].split(",")[0] for f in only(found, "DG206")}
+    assert schedules == {"trigger": "AssetOrTimeSchedule with a CronTriggerTimetable",
+                         "several": "AssetOrTimeSchedule with a MultipleCronTriggerTimetable"}
+    assert all(f.help.startswith("pass CronTriggerTimetable") or f.help.startswith("pass MultipleCron")
+               for f in only(found, "DG206"))
