@@ -126,6 +126,7 @@ class _Builder:
         self.dags: list[DagModel] = []
         self.parse_time_calls: list[ParseTimeCall] = []
         self.dag_vars: dict[tuple[int, str], DagModel] = {}
+        self.dag_functions: dict[int, DagModel] = {}  # an @dag function, by id: calling it makes that DAG
         self.claimed_calls: set[int] = set()
         self.taskflow: dict[int, _TaskflowFunction] = {}
         self.has_dag_bound_tasks = False   # a `@dag.task` task may be called outside its DAG's body
@@ -172,7 +173,17 @@ class _Builder:
             scope=ctx.scope,
         )
         self.dags.append(dag)
+        if function is not None and kind == "decorator":
+            self.dag_functions[id(function)] = dag
         return dag
+
+    def dag_from_function_call(self, expr: cst.BaseExpression, scope: Scope) -> Optional[DagModel]:
+        """The DAG an `@dag` function's call returns: `d = nightly()`."""
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name):
+            binding = scope.single(expr.func.value)
+            if isinstance(binding, FunctionBinding):
+                return self.dag_functions.get(id(binding.node))
+        return None
 
     # DAG variables are keyed by the scope that binds them; the walk's source order makes a
     # later binding replace an earlier one.
@@ -362,6 +373,9 @@ def _handle_assign(b: _Builder, node: cst.Assign, ctx: _Ctx) -> list[tuple[cst.C
         dag = b.new_dag_from_call(node.value, "call", ctx)  # type: ignore[arg-type]
         for target in node.targets:
             b.bind_dag_var(target.target, dag, ctx.scope)
+    elif (returned := b.dag_from_function_call(node.value, ctx.scope)) is not None:
+        for target in node.targets:
+            b.bind_dag_var(target.target, returned, ctx.scope)
     return [(child, ctx) for child in child_nodes(node)]
 
 

@@ -75,3 +75,27 @@ def test_a_decorated_function_is_one_taskflow_task_of_its_dag(code):
 def test_task_attribute_of_something_else_is_not_a_task(code):
     model = file_model("from airflow.sdk import DAG\n" + code)
     assert [t.task_id for d in model.dags for t in d.tasks] == []
+
+
+def test_the_dag_an_at_dag_function_returns_takes_tasks_too():
+    model = file_model("""\
+        from airflow.providers.standard.operators.bash import BashOperator
+        from airflow.sdk import dag
+
+        @dag(schedule="@daily")
+        def nightly():
+            BashOperator(task_id="inside", bash_command="echo")
+
+        d = nightly()
+        BashOperator(task_id="by_argument", bash_command="echo", dag=d)
+
+        @d.task
+        def by_decorator():
+            return 1
+
+        by_decorator()
+        other = len([])
+        BashOperator(task_id="elsewhere", bash_command="echo", dag=other)
+    """)
+    [nightly] = model.dags
+    assert sorted(task.task_id for task in nightly.tasks) == ["by_argument", "by_decorator", "inside"]
