@@ -12,7 +12,7 @@ from typing import Any
 
 from dagguard.idempotent.decorator import idempotent_write
 from dagguard.idempotent.errors import (AirflowRequiredError, ConcurrentWriteError,
-                                        ConnectionFailedError, EmptyIntervalError,
+                                        ConnectionFailedError, DatabaseRefusedError, EmptyIntervalError,
                                         IdempotentWriteError, IntervalViolationError,
                                         InvalidIdentifierError, LedgerError, TargetTableError,
                                         UnsupportedConnectionError)
@@ -21,7 +21,8 @@ from dagguard.idempotent.ledger import LedgerReport, RunInfo
 from dagguard.idempotent.write import WriteResult, write_interval
 
 __all__ = [
-    "AirflowRequiredError", "ConcurrentWriteError", "ConnectionFailedError", "EmptyIntervalError",
+    "AirflowRequiredError", "ConcurrentWriteError", "ConnectionFailedError", "DatabaseRefusedError",
+    "EmptyIntervalError",
     "IdempotentWriteError", "Interval", "IntervalMergeOperator", "IntervalViolationError",
     "InvalidIdentifierError", "LedgerError", "LedgerReport", "RunInfo", "TargetTableError",
     "UnsupportedConnectionError", "WriteResult", "idempotent_write", "interval_from_context",

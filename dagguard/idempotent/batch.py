@@ -62,6 +62,8 @@ def to_batch(rows: Any, columns: Sequence[str] | None = None) -> AnyBatch:
         # Most likely a task that forgot its return: writing nothing would empty the interval.
         raise IntervalViolationError(
             "the rows are None; return a list (or [] with columns=[...] to empty the interval)")
+    if isinstance(columns, (str, bytes)):
+        raise IntervalViolationError(f"columns must be a list of names, not the string {columns!r}")
     if hasattr(rows, "to_arrow") and not hasattr(rows, "column_names"):
         rows = rows.to_arrow()  # polars / duckdb relations
     batch: AnyBatch
@@ -72,12 +74,23 @@ def to_batch(rows: Any, columns: Sequence[str] | None = None) -> AnyBatch:
 
         batch = frame_to_arrow(rows) or _frame_rows(rows)
     else:
+        if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Iterable):
+            # A string would be split into one-character rows, a dict iterated by its keys.
+            raise IntervalViolationError(
+                f"rows must be a list of dicts or tuples, a DataFrame or an Arrow table, not a "
+                f"{type(rows).__name__}" + ("; wrap one row in a list" if isinstance(rows, Mapping) else ""))
         materialised = list(rows) if not isinstance(rows, list) else rows
         if not materialised:
             batch = Batch(tuple(columns or ()), ())
         elif isinstance(materialised[0], Mapping):
             batch = _from_dicts(materialised, columns)
         else:
+            # Tuples, lists, sqlite3.Row, SQLAlchemy rows...: anything sized but text.
+            odd = [row for row in materialised if isinstance(row, (str, bytes)) or not hasattr(row, "__len__")]
+            if odd:
+                kinds = sorted({type(row).__name__ for row in odd})
+                raise IntervalViolationError(
+                    f"each row must be a dict or a tuple of values, not a {', '.join(kinds)}")
             if not columns:
                 raise IntervalViolationError(
                     "rows are tuples, so pass columns=[...] naming their positions")

@@ -31,6 +31,12 @@ class ConnectionFailedError(IdempotentWriteError):
     """Opening a connection from a URL failed."""
 
 
+class DatabaseRefusedError(IdempotentWriteError):
+    """The database refused a statement of the write (a constraint, a value its column cannot
+    hold, a read-only or closed connection); the transaction was rolled back. The driver's
+    exception is the __cause__."""
+
+
 class ConcurrentWriteError(IdempotentWriteError):
     """Another writer kept conflicting with this one after every retry."""
 

@@ -16,7 +16,8 @@ from dagguard.idempotent.batch import AnyBatch, Batch, as_rows, replace_column, 
 from dagguard.idempotent.checksum import batch_checksum
 from dagguard.idempotent.connections import open_engine
 from dagguard.idempotent.engines import Engine
-from dagguard.idempotent.errors import ConcurrentWriteError, InvalidIdentifierError, TargetTableError
+from dagguard.idempotent.errors import (ConcurrentWriteError, DatabaseRefusedError, InvalidIdentifierError,
+                                        TargetTableError)
 from dagguard.idempotent.identifiers import TableName, quote_identifier, validate_identifier
 from dagguard.idempotent.interval import Interval
 from dagguard.idempotent.ledger import RunInfo, ensure_ledger, last_checksum, record_write
@@ -150,6 +151,10 @@ def write_batch(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
                 return _write_in_transaction(engine, spec, batch, interval, checksum, run, observer)
         except Exception as exc:
             if not engine.is_retryable(exc):
+                if _from_the_driver(exc):
+                    raise DatabaseRefusedError(
+                        f"the {engine.dialect} database refused the write of {spec.table} for {interval}; "
+                        f"nothing was written: {type(exc).__name__}: {exc}") from exc
                 raise
             if attempt == engine.max_attempts:
                 raise ConcurrentWriteError(
@@ -157,6 +162,17 @@ def write_batch(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
                     f"with concurrent writers: {exc}") from exc
             time.sleep(min(1.0, 0.01 * 2 ** attempt) * random.uniform(0.5, 1.5))
     raise AssertionError("unreachable")
+
+
+# Where the drivers' exceptions live; OverflowError is how sqlite3 and duckdb refuse to bind
+# an integer wider than 64 bits.
+_DRIVER_MODULES = ("sqlite3", "duckdb", "_duckdb", "psycopg")
+
+
+def _from_the_driver(exc: BaseException) -> bool:
+    """Did the database or its driver raise `exc` (not dagguard's own code)?"""
+    module = type(exc).__module__.split(".", 1)[0]
+    return module in _DRIVER_MODULES or isinstance(exc, OverflowError)
 
 
 def _check_target(engine: Engine, spec: WriteSpec, batch: AnyBatch,

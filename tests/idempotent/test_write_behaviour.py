@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import sqlite3
+
 import pytest
 
 from dagguard.idempotent import (EmptyIntervalError, Interval, IntervalViolationError,
@@ -434,3 +437,49 @@ def test_ragged_rows_name_the_first_bad_row_and_write_nothing(db, rows, columns,
     with pytest.raises(IntervalViolationError, match=message):
         _write(db, rows, columns=columns)
     assert db.rows() == [(9, at(1, 9), "kept")]
+
+
+@pytest.mark.parametrize("rows, columns, message", [
+    ("abc", ["v"], "rows must be a list of dicts or tuples, a DataFrame or an Arrow table, not a str"),
+    (5, ["v"], "not a int"),
+    ({"v": "a"}, None, "not a dict; wrap one row in a list"),
+    ([1, 2, 3], ["v"], "each row must be a dict or a tuple of values, not a int"),
+    (["ab", "cd"], ["v"], "not a str"),
+    ([("a",)], "v", "columns must be a list of names, not the string 'v'"),
+])
+def test_rows_of_the_wrong_shape_are_refused_not_split(rows, columns, message):
+    """Regression: a string was written as one row per character ('a', 'b', 'c')."""
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE t (v TEXT, ds TEXT)")
+    conn.execute("INSERT INTO t VALUES ('kept', '2026-01-01')")
+    with pytest.raises(IntervalViolationError, match=re.escape(message)):
+        write_interval(conn, "t", rows, DAY1, strategy="overwrite_partition", columns=columns)
+    assert conn.execute("SELECT v FROM t").fetchall() == [("kept",)]
+
+
+@pytest.mark.parametrize("strategy", ["replace", "merge"])
+@pytest.mark.parametrize("bad", ["not_null", "overflow"])
+def test_a_write_the_database_refuses_is_a_dagguard_error_and_changes_nothing(db, strategy, bad):
+    """Regression: the driver's own exception reached the caller (sqlite3.IntegrityError,
+    OverflowError...), and on DuckDB replace a 'transaction is aborted' error hid it."""
+    from dagguard.idempotent import DatabaseRefusedError
+
+    db.create("events", "k BIGINT, ts {ts}, v TEXT, req TEXT NOT NULL")
+    db.run("CREATE UNIQUE INDEX events_k ON events (k)")
+    db.run("INSERT INTO events VALUES (1, ?, 'old', 'x')", (at(1, 1),))
+    before = db.rows()
+    row = {"k": 2, "ts": at(1, 2), "v": "new"}
+    row.update({"req": "y", "k": 2 ** 70} if bad == "overflow" else {})
+    conn = db.connect()
+    try:
+        with pytest.raises(DatabaseRefusedError, match="database refused the write of events") as caught:
+            write_interval(conn, "events", [row], DAY1, time_column="ts", strategy=strategy,
+                           unique_key=["k"] if strategy == "merge" else None)
+    finally:
+        conn.close()
+    cause = caught.value.__cause__
+    assert cause is not None and (isinstance(cause, OverflowError)
+                                  or type(cause).__module__.split(".")[0] in ("sqlite3", "duckdb", "_duckdb", "psycopg"))
+    if bad == "not_null":
+        assert "req" in str(caught.value) or "null" in str(caught.value).lower()
+    assert db.rows() == before

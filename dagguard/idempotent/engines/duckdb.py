@@ -99,8 +99,15 @@ class DuckDBEngine(Engine):
         self.connection.register(view, arrow)
         try:
             self.execute(f"INSERT INTO {staging} ({cols}) SELECT {cols} FROM {quote_identifier(view)}")
-        finally:
-            self.connection.unregister(view)
+        except BaseException:
+            # After a failed statement DuckDB refuses even unregister() ("transaction is
+            # aborted"), which would hide the real error, a NOT NULL or CHECK violation.
+            try:
+                self.connection.unregister(view)
+            except Exception:
+                pass
+            raise
+        self.connection.unregister(view)
 
     def ledger_types(self) -> tuple[str, str, str]:
         return "VARCHAR", "BIGINT", "TIMESTAMPTZ"
