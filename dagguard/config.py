@@ -127,10 +127,17 @@ def load_file(path: Path) -> Settings:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: config file not found") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: is a folder, not a config file") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     if path.name == "pyproject.toml" or "tool" in data:
-        table = data.get("tool", {}).get("dagguard", {})
+        tool = data.get("tool", {})
+        if not isinstance(tool, dict):
+            raise ConfigError(f"{path}: `tool` must be a table ([tool.dagguard]), not {type(tool).__name__}")
+        table = tool.get("dagguard", {})
     else:
         table = data
     if not isinstance(table, dict):
@@ -147,9 +154,12 @@ def find_pyproject(start: Path) -> Optional[Path]:
         if pyproject.is_file():
             try:
                 data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+            except OSError as exc:
+                raise ConfigError(f"{pyproject}: cannot read it: {exc.strerror or exc}") from None
             except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
                 raise ConfigError(f"{pyproject}: not valid TOML: {exc}") from None
-            if "dagguard" in data.get("tool", {}):
+            tool = data.get("tool", {})
+            if isinstance(tool, dict) and "dagguard" in tool:
                 return pyproject
     return None
 

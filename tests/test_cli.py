@@ -139,3 +139,16 @@ def test_linter_does_not_import_airflow_or_runtime_helpers(project):
             "or m.startswith(('dagguard.idempotent', 'dagguard.doctor'))]; print(bad)")
     run = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True)
     assert run.stdout.strip() == "[]", run.stderr
+
+
+def test_a_symlink_loop_in_the_folder_loses_no_other_file(tmp_path, monkeypatch):
+    """Regression: display_path's resolve() raised RuntimeError and the whole run was lost."""
+    from dagguard.api import check_paths
+    from dagguard.config import Settings
+
+    (tmp_path / "good.py").write_text("from airflow.sdk import DAG\nDAG('d', schedule=None)\n")
+    (tmp_path / "a.py").symlink_to(tmp_path / "b.py")
+    (tmp_path / "b.py").symlink_to(tmp_path / "a.py")
+    monkeypatch.chdir(tmp_path)
+    result = check_paths([tmp_path], settings=Settings())
+    assert "DG102" in {f.code for f in result.findings if f.path.endswith("good.py")}

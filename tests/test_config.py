@@ -69,3 +69,14 @@ def test_explicit_config_file_may_hold_a_bare_table(tmp_path):
 def test_missing_explicit_config_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match="not found"):
         discover_settings([tmp_path], config=tmp_path / "nope.toml")
+
+
+def test_a_config_that_is_a_folder_or_has_a_non_table_tool_is_a_config_error(tmp_path):
+    """Regression: both ended in a traceback (IsADirectoryError, AttributeError)."""
+    with pytest.raises(ConfigError, match="is a folder, not a config file"):
+        load_file(tmp_path)
+    odd = tmp_path / "pyproject.toml"
+    odd.write_text('tool = "dagguard"\n')
+    with pytest.raises(ConfigError, match=r"`tool` must be a table \(\[tool.dagguard\]\), not str"):
+        load_file(odd)
+    assert discover_settings([tmp_path]) == Settings()  # found upwards: not a dagguard config

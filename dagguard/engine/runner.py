@@ -54,7 +54,7 @@ def display_path(path: Path) -> str:
     """The path as ruff shows it: relative to the working directory when below it."""
     try:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except (ValueError, OSError):
+    except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
         return str(path)
 
 

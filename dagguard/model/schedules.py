@@ -135,12 +135,22 @@ def _valid_cron(expression: str) -> bool:
         return False
 
 
-def count_runs(rec: Recurrence, start: dt.datetime, end: dt.datetime) -> int:
-    """Runs the scheduler creates for logical dates from `start` up to `end`.
+def count_runs(rec: Recurrence, start: dt.datetime, end: dt.datetime) -> Optional[int]:
+    """Runs the scheduler creates for logical dates from `start` up to `end`; None when they
+    cannot be counted (a zero period, a cron that never fires, dates at the calendar's edge).
 
     Trigger timetables (Airflow 3's default) run at every fire time t with start <= t <= end.
     Data-interval timetables need the whole interval before `end`: one run fewer.
     """
+    try:
+        return _count_runs(rec, start, end)
+    except (ArithmeticError, ValueError):
+        # OverflowError near year 1 or 9999, ZeroDivisionError for timedelta(0), and croniter's
+        # CroniterBadDateError (a ValueError) for "0 0 31 2 *", which never fires.
+        return None
+
+
+def _count_runs(rec: Recurrence, start: dt.datetime, end: dt.datetime) -> int:
     start, end = _utc(start), _utc(end)
     if end < start:
         return 0

@@ -46,6 +46,8 @@ def backlog_message(dag: DagModel, rec: Recurrence, now: dt.datetime) -> str:
     if start is None:
         return message
     runs = count_runs(rec, start, now)
+    if runs is None:
+        return message
     if runs == 0:
         # Nothing is queued today, but the unbounded catchup stays armed.
         return (message + "; no run is due yet, but every interval missed after start_date "

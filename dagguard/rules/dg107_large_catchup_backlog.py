@@ -26,7 +26,7 @@ class LargeCatchupBacklog(Rule):
             if rec is None:
                 continue
             runs = count_runs(rec, start, min(end, context.now))
-            if runs > settings.max_catchup_runs:
+            if runs is not None and runs > settings.max_catchup_runs:
                 start_arg = date_argument(dag, "start_date")
                 yield Report(
                     node=start_arg.report_node if start_arg else dag.report_node,

@@ -11,7 +11,7 @@ import pytest
 
 from dagguard.api import check_paths
 from dagguard.config import Settings
-from tests.lint_helpers import NOW, lint
+from tests.lint_helpers import NOW, codes, lint
 
 
 def messages(findings, code):
@@ -217,3 +217,20 @@ def test_invalid_cron_in_a_timetable_is_silent_not_an_internal_error(tmp_path, s
     result = check_paths([target], settings=Settings(config_path=tmp_path / "pyproject.toml"), now=NOW)
     assert result.internal_errors == ()
     assert "DG101" not in [f.code for f in result.findings]
+
+
+@pytest.mark.parametrize("schedule, start", [
+    ('"0 0 31 2 *"', "datetime(2024, 1, 1)"),                        # never fires
+    ("DeltaDataIntervalTimetable(timedelta(0))", "datetime(2024, 1, 1)"),  # a zero period
+    ('"@daily"', "datetime(1, 1, 1)"),                                # the calendar's first day
+])
+def test_a_backlog_that_cannot_be_counted_is_no_internal_error(tmp_path, schedule, start):
+    """Regression: OverflowError, ZeroDivisionError and CroniterBadDateError stopped DG101."""
+    result_codes = codes(lint(tmp_path, f"""\
+        from datetime import datetime, timedelta
+        from airflow.sdk import DAG, DeltaDataIntervalTimetable
+        DAG("d", schedule={schedule}, start_date={start}, catchup=True, max_active_runs=1, max_active_tasks=1)
+        DAG("e", schedule={schedule}, start_date={start}, end_date=datetime(2026, 1, 1), catchup=True,
+            max_active_runs=1, max_active_tasks=1)
+    """))
+    assert "DG101" in result_codes
