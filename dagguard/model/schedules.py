@@ -116,14 +116,18 @@ def _asset_or_time_recurrence(call: cst.Call, evaluator: Evaluator, depth: int) 
     # Catchup follows the `timetable=` part; asset events add runs, never a backlog.
     if any(arg.star for arg in call.args):
         return UNKNOWN
-    clock = next((arg.value for arg in call.args
-                  if arg.keyword is not None and arg.keyword.value == "timetable"), None)
+    clock = keyword_argument(call, "timetable")
     if clock is None:
         return UNKNOWN
     value = evaluator.value(clock)
     if isinstance(value, Timetable):
         return _timetable_recurrence(value)
     return timetable_call_recurrence(clock, evaluator, depth + 1) if value is UNKNOWN else UNKNOWN
+
+
+def keyword_argument(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+    """The expression passed as `name=` in `call`, if any."""
+    return next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == name), None)
 
 
 def _valid_cron(expression: str) -> bool:

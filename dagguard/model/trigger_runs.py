@@ -9,7 +9,8 @@ import libcst as cst
 
 from dagguard.model import airflow_names as names
 from dagguard.model.dags import DagModel
-from dagguard.model.schedules import SCHEDULE_ARGUMENTS, Recurrence, dag_recurrence, timetable_call_recurrence
+from dagguard.model.schedules import (SCHEDULE_ARGUMENTS, Recurrence, dag_recurrence, keyword_argument,
+                                      timetable_call_recurrence)
 from dagguard.model.scope import ConstantBinding
 from dagguard.model.values import UNKNOWN, Evaluator, Timetable
 
@@ -22,20 +23,16 @@ def trigger_schedule(dag: DagModel, settings: "Settings") -> Optional[str]:
     runs have data_interval_start == data_interval_end; None otherwise or when unknown."""
     if settings.airflow_version == "2":
         return None
+    # The argument dag_recurrence reads: the first schedule argument given.
     arg = next((dag.args.get(name) for name in SCHEDULE_ARGUMENTS if dag.args.get(name) is not None), None)
     if arg is not None and arg.value is UNKNOWN:
         return _unread_timetable(arg.node, Evaluator(dag.scope))
     rec = dag_recurrence(dag, settings.airflow_version, settings.create_cron_data_intervals)
-    if not isinstance(rec, Recurrence) or rec.data_interval:
+    if arg is None or not isinstance(rec, Recurrence) or rec.data_interval:
         return None
-    for name in SCHEDULE_ARGUMENTS:
-        arg = dag.args.get(name)
-        if arg is None:
-            continue
-        if isinstance(arg.value, Timetable):
-            return None if arg.value.has_interval else arg.value.qualname.rsplit(".", 1)[-1]
-        return repr(arg.value) if isinstance(arg.value, str) else "a timedelta"
-    return None
+    if isinstance(arg.value, Timetable):
+        return None if arg.value.has_interval else arg.value.qualname.rsplit(".", 1)[-1]
+    return repr(arg.value) if isinstance(arg.value, str) else "a timedelta"
 
 
 def _unread_timetable(node: cst.BaseExpression, evaluator: Evaluator, depth: int = 0) -> Optional[str]:
@@ -52,7 +49,7 @@ def _unread_timetable(node: cst.BaseExpression, evaluator: Evaluator, depth: int
     kind = evaluator.scope.qualname(node.func)
     if kind in names.ASSET_OR_TIME_SCHEDULES:
         # Asset events start runs of their own; the timed runs are the clock part's.
-        clock = _keyword(node, "timetable")
+        clock = keyword_argument(node, "timetable")
         value = evaluator.value(clock) if clock is not None else None
         if isinstance(value, Timetable):
             empty = value.kind == "trigger" and not value.has_interval
@@ -64,11 +61,8 @@ def _unread_timetable(node: cst.BaseExpression, evaluator: Evaluator, depth: int
         return None
     if not isinstance(timetable_call_recurrence(node, evaluator), Recurrence):
         return None  # crons it cannot read
-    interval = _keyword(node, "interval")
+    interval = keyword_argument(node, "interval")
     if interval is not None and evaluator.value(interval) != dt.timedelta(0):
         return None  # a real interval, or one it cannot read
     return "MultipleCronTriggerTimetable"
 
-
-def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
-    return next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
