@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from dagguard.model import airflow_names as names
-from dagguard.model.dags import DagModel
+from dagguard.model.dags import DagModel, FileModel
 from dagguard.model.schedules import (SCHEDULE_ARGUMENTS, Recurrence, dag_recurrence, keyword_argument,
                                       timetable_call_recurrence)
 from dagguard.model.scope import ConstantBinding
@@ -16,6 +16,14 @@ from dagguard.model.values import UNKNOWN, Evaluator, Timetable
 
 if TYPE_CHECKING:
     from dagguard.config import Settings
+
+
+def dag_trigger_schedule(file: FileModel, dag: DagModel, settings: "Settings") -> Optional[str]:
+    """trigger_schedule(dag), worked out once per DAG however many of its tasks and rules ask."""
+    known: dict[int, Optional[str]] = file.analyses.setdefault("trigger_schedules", {})
+    if id(dag) not in known:
+        known[id(dag)] = trigger_schedule(dag, settings)
+    return known[id(dag)]
 
 
 def trigger_schedule(dag: DagModel, settings: "Settings") -> Optional[str]:

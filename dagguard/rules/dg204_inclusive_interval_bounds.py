@@ -7,7 +7,7 @@ from typing import Iterable
 from dagguard.model.dags import FileModel
 from dagguard.model.sql_facts import inclusive_end_bounds
 from dagguard.model.task_io import file_task_ios, readable
-from dagguard.model.trigger_runs import trigger_schedule
+from dagguard.model.trigger_runs import dag_trigger_schedule
 from dagguard.rules.base import Report, Rule, RuleContext
 
 
@@ -22,7 +22,7 @@ class InclusiveIntervalBounds(Rule):
         for io in file_task_ios(file, context.path):
             # On a trigger timetable a run ends where it starts, and the next run starts later:
             # `<= data_interval_end` shares nothing with it (DG206 judges whether it is empty).
-            trigger = trigger_schedule(io.dag, context.settings) is not None
+            trigger = dag_trigger_schedule(file, io.dag, context.settings) is not None
             for source, statement in io.statements():
                 if statement is None or statement.tree is None or id(source.node) in seen:
                     continue

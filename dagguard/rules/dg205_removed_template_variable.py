@@ -7,7 +7,7 @@ from typing import Iterable
 from dagguard.model.context_keys import REMOVED_KEYS
 from dagguard.model.dags import FileModel
 from dagguard.model.task_io import file_task_ios
-from dagguard.model.trigger_runs import trigger_schedule
+from dagguard.model.trigger_runs import dag_trigger_schedule
 from dagguard.rules.base import Report, Rule, RuleContext
 
 # Keys whose replacement reads data_interval_end, which on a trigger timetable is the run's
@@ -69,7 +69,7 @@ class RemovedTemplateVariable(Rule):
         severity = "warning" if context.settings.airflow_version == "2" else None
         seen: set[int] = set()
         for io in file_task_ios(file, context.path):
-            schedule = trigger_schedule(io.dag, context.settings)
+            schedule = dag_trigger_schedule(file, io.dag, context.settings)
             templated = [(s.node, s.argument, s.template) for s in io.strings]
             templated += [(s.node, s.origin, s.template) for s in io.sql if s.template is not None]
             for node, where, template in templated:

@@ -7,7 +7,7 @@ from typing import Iterable
 from dagguard.model.dags import FileModel
 from dagguard.model.sql_facts import empty_trigger_ranges
 from dagguard.model.task_io import readable, task_io
-from dagguard.model.trigger_runs import trigger_schedule
+from dagguard.model.trigger_runs import dag_trigger_schedule
 from dagguard.rules.base import Report, Rule, RuleContext
 
 HELP = ("schedule with CronDataIntervalTimetable(...) or DeltaDataIntervalTimetable(...) from airflow.sdk, "
@@ -33,7 +33,7 @@ class EmptyDataInterval(Rule):
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         for dag in file.dags:
-            schedule = trigger_schedule(dag, context.settings)
+            schedule = dag_trigger_schedule(file, dag, context.settings)
             if schedule is None:
                 continue
             for task in dag.tasks:
