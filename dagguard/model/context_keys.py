@@ -24,6 +24,11 @@ END_KEYS = frozenset({"data_interval_end", "next_ds", "next_ds_nodash", "next_ex
 # Keys equal to data_interval_end on a trigger timetable's run (start == end == logical date).
 SAME_INSTANT_START_KEYS = frozenset({"data_interval_start", "logical_date", "ts", "execution_date"})
 
+# Keys that are the run's logical date itself (formatted or not): on a trigger timetable, the
+# moment the run starts. `execution_date` is left to DG205 (removed in Airflow 3).
+RUN_DATE_KEYS = frozenset({"ds", "ds_nodash", "ts", "ts_nodash", "ts_nodash_with_tz", "logical_date",
+                           "data_interval_start"})
+
 # Objects whose attributes of the same names are interval values: `dag_run.logical_date`.
 INTERVAL_OWNERS = frozenset({"dag_run", "ti", "task_instance"})
 

@@ -16,7 +16,7 @@ from typing import Any, Iterator, Optional, Union
 
 import libcst as cst
 
-from dagguard.model.context_keys import INTERVAL_KEYS, REMOVED_KEYS
+from dagguard.model.context_keys import INTERVAL_KEYS, REMOVED_KEYS, RUN_DATE_KEYS
 from dagguard.model.scope import ConstantBinding, FunctionBinding, Scope, function_scope
 from dagguard.model.templates import analyse_template, has_jinja
 from dagguard.model.tree import child_nodes
@@ -71,8 +71,10 @@ _SQL_START = re.compile(
 _POSITIONAL_PARAMETERS = frozenset({"execute", "executemany", "get_records", "get_first",
                                     "get_pandas_df", "get_df"})
 # Context values bound into a query's text as the template that names them, for the interval
-# rules (DG204, DG206) to read `ts < %(end)s` with `parameters={"end": data_interval_end}`.
-_BOUND_CONTEXT_KEYS = frozenset({"data_interval_start", "data_interval_end"})
+# rules (DG204, DG206, DG207) to read `ts < %(end)s` with `parameters={"end": data_interval_end}`.
+_BOUND_CONTEXT_KEYS = frozenset({"data_interval_end"}) | RUN_DATE_KEYS
+# Methods that format a bound without moving it: `logical_date.date()`.
+_FORMATTING_METHODS = frozenset({"date", "isoformat", "to_date_string", "to_datetime_string", "strftime"})
 _SQL_WRITE = re.compile(r"(^|;)\s*(insert|merge|update|delete|copy|replace|upsert)\b", re.IGNORECASE)
 # Method names that suggest writing somewhere (XCom and logging aside).
 _WRITE_LIKE = re.compile(r"^(insert|write|upload|put|load|export|publish|sink|push|send|save)(?!.*xcom)",
@@ -412,7 +414,17 @@ class _Analysis:
 
     def _bound_template(self, node: cst.BaseExpression) -> Any:
         """`{{ data_interval_end }}` for a task parameter Airflow fills with it (never rebound in
-        the body) or a lookup of it in the context; UNKNOWN for anything else."""
+        the body) or a lookup of it in the context, `{{ logical_date.date() }}` for it formatted;
+        UNKNOWN for anything else."""
+        expression = self._bound_expression(node)
+        return f"{{{{ {expression} }}}}" if expression is not None else UNKNOWN
+
+    def _bound_expression(self, node: cst.BaseExpression) -> Optional[str]:
+        if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                and node.func.attr.value in _FORMATTING_METHODS):
+            inner = self._bound_expression(node.func.value)
+            # Only the method matters to the SQL rules; its format string is left out.
+            return f"{inner}.{node.func.attr.value}()" if inner is not None else None
         key = None
         if isinstance(node, cst.Name):
             if node.value in self.context_params and len(self.scope.bindings.get(node.value, ())) == 1:
@@ -423,7 +435,7 @@ class _Analysis:
             if isinstance(base, cst.Name) and base.value in self.context_names:
                 lookup = self._context_lookup(base)
                 key = lookup.key if lookup is not None and lookup.node is node else None
-        return f"{{{{ {key} }}}}" if key in _BOUND_CONTEXT_KEYS else UNKNOWN
+        return key if key in _BOUND_CONTEXT_KEYS else None
 
     def _write(self, call: cst.Call, sql_call: Optional[SqlCall]) -> Optional[WriteCall]:
         func = call.func

@@ -17,6 +17,7 @@ from dagguard.rules.dg203_append_only_insert import AppendOnlyInsert
 from dagguard.rules.dg204_inclusive_interval_bounds import InclusiveIntervalBounds
 from dagguard.rules.dg205_removed_template_variable import RemovedTemplateVariable
 from dagguard.rules.dg206_empty_data_interval import EmptyDataInterval
+from dagguard.rules.dg207_logical_date_on_trigger_timetable import LogicalDateOnTriggerTimetable
 from dagguard.rules.dg301_top_level_variable_get import TopLevelVariableGet
 from dagguard.rules.dg302_duplicate_dag_id import DuplicateDagId
 from dagguard.rules.dg303_duplicate_task_id import DuplicateTaskId
@@ -36,6 +37,7 @@ ALL_RULES: tuple[Rule, ...] = (
     InclusiveIntervalBounds(),
     RemovedTemplateVariable(),
     EmptyDataInterval(),
+    LogicalDateOnTriggerTimetable(),
     TopLevelVariableGet(),
     DuplicateDagId(),
     DuplicateTaskId(),
