@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, TypeVar
 
 import libcst as cst
 
@@ -46,6 +46,7 @@ NON_DATA_ARGUMENTS = frozenset({
     "reschedule", "ignore_downstream_trigger_rules",
 })
 _CACHE_KEY = "task_io"
+T = TypeVar("T")
 RENDERED_RETURN_DECORATORS = (".task.bash",)
 CALLABLE_ORIGIN = "a query in the callable"
 
@@ -126,6 +127,15 @@ class TaskIO:
                 continue
             for statement in source.parsed.statements:
                 yield source, statement
+
+    def first_fact(self, facts: Callable[[Any, Callable[[str], Any]], list[T]]) -> Optional[tuple[SqlSource, T]]:
+        """The first of `facts(tree, lookup)` over the task's parsed statements, with its source."""
+        for source, statement in self.statements():
+            if statement is not None and statement.tree is not None:
+                found = facts(statement.tree, self.lookup)
+                if found:
+                    return source, found[0]
+        return None
 
     def lookup(self, token: str) -> Any:
         for source in self.sql:

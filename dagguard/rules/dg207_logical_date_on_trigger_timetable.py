@@ -12,13 +12,11 @@ from dagguard.model.schedules import PRESETS, Recurrence, dag_recurrence
 from dagguard.model.sql_facts import run_date_reads
 from dagguard.model.task_io import readable, task_io
 from dagguard.model.templates import Expression
-from dagguard.model.trigger_runs import dag_trigger_schedule
+from dagguard.model.trigger_runs import trigger_dags
 from dagguard.rules.base import Report, Rule, RuleContext
 
 if TYPE_CHECKING:
     from dagguard.config import Settings
-
-_DATE_KEYS = frozenset({"ds", "ds_nodash"})
 
 
 class LogicalDateOnTriggerTimetable(Rule):
@@ -28,16 +26,11 @@ class LogicalDateOnTriggerTimetable(Rule):
     summary = "A read keyed on ds/logical_date, which Airflow 3's trigger timetables set to the period only beginning"
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
-        for dag in file.dags:
-            schedule = dag_trigger_schedule(file, dag, context.settings)
-            if schedule is None:
-                continue
+        for dag, schedule in trigger_dags(file, context.settings):
             run = _example_run(dag, context.settings)
             for task in dag.tasks:
                 io = task_io(file, dag, task, context.path)
-                found = next(((source, read) for source, statement in io.statements()
-                              if statement is not None and statement.tree is not None
-                              for read in run_date_reads(statement.tree, io.lookup)), None)
+                found = io.first_fact(run_date_reads)
                 if found is None:
                     continue
                 source, read = found
