@@ -222,6 +222,7 @@ class RunDateRead:
 
     text: str                        # "day = {{ ds }}", "FROM raw.events_{{ ds_nodash }}"
     expr: Expression
+    tables: frozenset[str] = frozenset()   # the tables the SELECT reads (empty when not static)
 
 
 def run_date_reads(tree: "exp.Expression", lookup: Lookup) -> list[RunDateRead]:
@@ -237,29 +238,32 @@ def run_date_reads(tree: "exp.Expression", lookup: Lookup) -> list[RunDateRead]:
     for select in tree.find_all(exp.Select):
         if select.find_ancestor(exp.Delete) is not None:
             continue
+        sources = [select.args.get("from_") or select.args.get("from")] + list(select.args.get("joins") or ())
+        tables = [s.this for s in sources if s is not None and isinstance(s.this, exp.Table)]
+        names = [table_name(t) for t in tables]
+        # Every source a named table, or what is read is not known (a subquery reads its own).
+        read = frozenset(n for n in names if n) if len(names) == len(sources) and all(names) else frozenset()
         conditions = [select.args.get("where")] + [j.args.get("on") for j in select.args.get("joins") or ()]
         for condition in conditions:
             if condition is not None:
-                for read in _keyed_conditions(condition, lookup):
-                    found.setdefault(read.text, read)
-        sources = [select.args.get("from_") or select.args.get("from")] + list(select.args.get("joins") or ())
-        for source in sources:
-            table = source.this if source is not None else None
-            expr = _run_date_in_name(table, lookup) if isinstance(table, exp.Table) else None
+                for text, expr in _keyed_conditions(condition, lookup):
+                    found.setdefault(text, RunDateRead(text, expr, read))
+        for table in tables:
+            expr = _run_date_in_name(table, lookup)
             if expr is not None:
                 text = f"FROM {table_name(table) or table.sql()}"
-                found.setdefault(text, RunDateRead(text, expr))
+                found.setdefault(text, RunDateRead(text, expr, read))
     return list(found.values())
 
 
-def _keyed_conditions(condition: "exp.Expression", lookup: Lookup) -> Iterator[RunDateRead]:
+def _keyed_conditions(condition: "exp.Expression", lookup: Lookup) -> Iterator[tuple[str, Expression]]:
     from sqlglot import exp
 
     for node in condition.find_all(exp.EQ):
         for column_side, value_side in ((node.this, node.expression), (node.expression, node.this)):
             column, expr = _column(column_side), _plain_template(value_side, lookup)
             if column is not None and expr is not None and expr.run_date:
-                yield RunDateRead(f"{column} = {{{{ {expr.source} }}}}", expr)
+                yield f"{column} = {{{{ {expr.source} }}}}", expr
     ranges = list(range_bounds(condition, lookup))
     ends = {b.column for b in ranges if b.expr.key == "data_interval_end" and b.op in ("<", "<=", "between")}
     for node in condition.find_all(exp.Between):
@@ -271,7 +275,7 @@ def _keyed_conditions(condition: "exp.Expression", lookup: Lookup) -> Iterator[R
         # Up to data_interval_end is DG206's range, unless both ends are the same day.
         if high is not None and high.key == "data_interval_end" and not (high.shape and high.shape == low.shape):
             continue
-        yield RunDateRead(f"{column} BETWEEN {{{{ {low.source} }}}} AND ...", low)
+        yield f"{column} BETWEEN {{{{ {low.source} }}}} AND ...", low
     # Lower bounds: `col >= x`, or `x <= col` read the other way round.
     flipped = {exp.LTE: exp.GTE, exp.LT: exp.GT}
     for node in condition.find_all(exp.GTE, exp.GT, exp.LT, exp.LTE):
@@ -281,7 +285,7 @@ def _keyed_conditions(condition: "exp.Expression", lookup: Lookup) -> Iterator[R
         column, expr = _column(left), _plain_template(right, lookup)
         if column is None or expr is None or not expr.run_date or column in ends:
             continue  # an upper bound, or a range up to data_interval_end (DG206's)
-        yield RunDateRead(f"{column} {'>=' if kind is exp.GTE else '>'} {{{{ {expr.source} }}}}", expr)
+        yield f"{column} {'>=' if kind is exp.GTE else '>'} {{{{ {expr.source} }}}}", expr
 
 
 def _run_date_in_name(table: "exp.Table", lookup: Lookup) -> Optional[Expression]:

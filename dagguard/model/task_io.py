@@ -18,6 +18,7 @@ from dagguard.model.dags import DagModel, FileModel, TaskModel
 from dagguard.model.schedules import Recurrence, dag_recurrence
 from dagguard.model.python_tasks import CallableFacts, analyse_callable, formatted_text
 from dagguard.model.sql import ParsedSql, dialect_for, parse_sql
+from dagguard.model.sql_facts import write_effects
 from dagguard.model.sql_parameters import bind_parameters
 from dagguard.model.templates import Template, analyse_template, display
 from dagguard.model.values import UNKNOWN, Evaluator, StaticDict
@@ -371,6 +372,17 @@ def runs_on_a_clock(dag: DagModel, airflow_version: str, create_cron_data_interv
     that get re-run and backfilled? False for None, @once, assets, and unknown schedules."""
     rec = dag_recurrence(dag, airflow_version, create_cron_data_intervals)
     return isinstance(rec, Recurrence)
+
+
+def dag_written_tables(file: FileModel, dag: DagModel, path: Path) -> frozenset[str]:
+    """The tables the DAG's tasks' SQL writes or clears, by normalised name."""
+    known: dict[int, frozenset[str]] = file.analyses.setdefault("written_tables", {})
+    if id(dag) not in known:
+        known[id(dag)] = frozenset(
+            effect.table for task in dag.tasks for _, statement in task_io(file, dag, task, path).statements()
+            if statement is not None and statement.tree is not None
+            for effect in write_effects(statement.tree, statement.text) if effect.table)
+    return known[id(dag)]
 
 
 def file_task_ios(file: FileModel, path: Path) -> Iterator[TaskIO]:

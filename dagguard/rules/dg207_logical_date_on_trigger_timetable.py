@@ -10,7 +10,7 @@ from dagguard.model.dags import DagModel, FileModel
 from dagguard.model.run_dates import ExampleRun, example_run, timedelta_code
 from dagguard.model.schedules import PRESETS, Recurrence, dag_recurrence
 from dagguard.model.sql_facts import run_date_reads
-from dagguard.model.task_io import readable, task_io
+from dagguard.model.task_io import dag_written_tables, readable, task_io
 from dagguard.model.templates import Expression
 from dagguard.model.trigger_runs import trigger_dags
 from dagguard.rules.base import Report, Rule, RuleContext
@@ -28,9 +28,13 @@ class LogicalDateOnTriggerTimetable(Rule):
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         for dag, schedule in trigger_dags(file, context.settings):
             run = _example_run(dag, context.settings)
+            # A table this DAG writes holds the rows of its own logical dates: reading it by
+            # the same date is consistent, whatever the timetable.
+            written = dag_written_tables(file, dag, context.path)
             for task in dag.tasks:
                 io = task_io(file, dag, task, context.path)
-                found = io.first_fact(run_date_reads)
+                found = io.first_fact(lambda tree, lookup: [
+                    read for read in run_date_reads(tree, lookup) if not (read.tables and read.tables <= written)])
                 if found is None:
                     continue
                 source, read = found

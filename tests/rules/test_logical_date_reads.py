@@ -157,3 +157,19 @@ with DAG("signups_daily", schedule="@daily"):
     assert len(findings) == 1
     assert findings[0].line == 8
     assert "task 'export_signups' reads day = {{ ds }}" in findings[0].message
+
+
+def test_a_table_the_dag_writes_is_read_back_by_its_own_dates(tmp_path):
+    code = """\
+from airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator
+from airflow.sdk import DAG
+with DAG("rates_daily", schedule="@daily"):
+    SQLExecuteQueryOperator(task_id="stage", conn_id="w",
+        sql="INSERT INTO staging.rates SELECT '{{ ds }}' AS d, * FROM external.rates")
+    SQLExecuteQueryOperator(task_id="publish", conn_id="w",
+        sql="INSERT INTO marts.rates SELECT * FROM staging.rates r JOIN SOURCE s ON s.id = r.id WHERE r.d = '{{ ds }}'")
+"""
+    assert not dg207(lint(tmp_path, code.replace("SOURCE", "staging.rates")))
+    # Joined with a table the DAG does not write, the read is the source's.
+    (finding,) = dg207(lint(tmp_path, code.replace("SOURCE", "raw.fx")))
+    assert "task 'publish' reads r.d = {{ ds }}" in finding.message
