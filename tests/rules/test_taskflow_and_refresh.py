@@ -1,0 +1,127 @@
+"""DG201-DG203 on TaskFlow chains, full refreshes split across tasks, and Python write APIs."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.lint_helpers import lint
+
+HEAD = """\
+import time
+from datetime import datetime
+import pandas as pd
+import sqlalchemy as sa
+from airflow.sdk import DAG, task, chain
+from airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator
+from airflow.providers.standard.operators.python import PythonOperator
+from airflow.providers.postgres.hooks.postgres import PostgresHook
+from airflow.providers.amazon.aws.hooks.s3 import S3Hook
+"""
+
+
+def found(tmp_path, body: str, code: str) -> list[str]:
+    return [f.message for f in lint(tmp_path, HEAD + body) if f.code == code]
+
+
+# --- item 1: a TaskFlow call in an argument is an XCom, not a parse-time value -------------------
+
+def test_a_clock_read_in_an_upstream_body_is_reported_once_against_its_own_task(tmp_path):
+    messages = found(tmp_path, """
+with DAG("d", schedule="@daily"):
+    @task
+    def extract():
+        return {"at": datetime.utcnow().isoformat()}
+
+    @task
+    def summarize(data):
+        return len(data)
+
+    summarize(extract())
+""", "DG202")
+    assert len(messages) == 1
+    assert messages[0].startswith("task 'extract' calls datetime.utcnow()")
+
+
+@pytest.mark.parametrize(("call", "task_id"), [
+    ("publish(wait())", "wait"),
+    ("publish(status=wait())", "wait"),
+    ("publish([wait(), 1])", "wait"),
+    ("w = wait()\n    publish(w)", "wait"),
+    ("publish(wait.override(task_id='w2')())", "w2"),
+])
+def test_upstream_taskflow_calls_in_arguments_are_not_parse_time_reads(tmp_path, call, task_id):
+    assert found(tmp_path, f"""
+with DAG("d", schedule="@daily"):
+    @task
+    def wait():
+        stamp = time.time()
+        return stamp
+
+    @task
+    def publish(status):
+        print(status)
+
+    {call}
+""", "DG202") == [f"task '{task_id}' calls time.time(); a re-run or backfill of an old interval uses the time "
+                  "it runs at, not the interval's"]
+
+
+def test_an_xcom_in_op_kwargs_is_not_a_parse_time_read(tmp_path):
+    messages = found(tmp_path, """
+def show(value):
+    print(value)
+
+with DAG("d", schedule="@daily"):
+    @task
+    def extract():
+        return str(datetime.now())
+
+    PythonOperator(task_id="show", python_callable=show, op_kwargs={"value": extract()})
+""", "DG202")
+    assert messages == ["task 'extract' calls datetime.now(); a re-run or backfill of an old interval uses the "
+                        "time it runs at, not the interval's"]
+
+
+def test_a_clock_call_in_a_taskflow_argument_is_still_parse_time(tmp_path):
+    (message,) = found(tmp_path, """
+with DAG("d", schedule="@daily"):
+    @task
+    def publish(day):
+        print(day)
+
+    publish(datetime.now())
+""", "DG202")
+    assert "task 'publish' gets datetime.now() in 'argument' when the DAG file is parsed" in message
+
+
+# --- item 6: an upstream XCom is keyed only when its producer is ----------------------------------
+
+PUBLISH = """
+with DAG("d", schedule="@daily"):
+    {producers}
+
+    @task
+    def publish(body):
+        S3Hook().load_string(body, key=f"reports/{{datetime.now():%Y%m%d}}.txt", bucket_name="b")
+
+    {call}
+"""
+
+
+@pytest.mark.parametrize(("producers", "call", "flagged"), [
+    ("@task\n    def report():\n        return 'totals'", "publish(report())", True),
+    ("@task\n    def report(ds=None):\n        return ds", "publish(report())", False),
+    ("@task\n    def report(data_interval_start=None):\n        return 1\n"
+     "    @task\n    def shape(x):\n        return x", "publish(shape(report()))", False),
+    ("@task\n    def report():\n        return 1\n"
+     "    @task\n    def shape(x):\n        return x", "publish(shape(report()))", True),
+    ("src = SQLExecuteQueryOperator(task_id='src', conn_id='c', sql=\"SELECT 1 WHERE d = '{{ ds }}'\")",
+     "publish(src.output)", False),
+    ("src = SQLExecuteQueryOperator(task_id='src', conn_id='c', sql='SELECT count(*) FROM t')",
+     "publish(src.output)", True),
+    ("pass", "publish(unknown_value)", False),
+], ids=["unkeyed", "keyed", "keyed-two-up", "unkeyed-two-up", "operator-keyed", "operator-unkeyed",
+        "unknown"])
+def test_publish_is_judged_through_its_producer(tmp_path, producers, call, flagged):
+    messages = found(tmp_path, PUBLISH.format(producers=producers, call=call), "DG201")
+    assert [m.split(" writes")[0] for m in messages] == (["task 'publish'"] if flagged else [])
