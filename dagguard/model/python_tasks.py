@@ -54,8 +54,22 @@ _FILE_WRITERS = frozenset({"to_csv", "to_parquet", "to_json", "to_excel", "to_fe
 _OBJECT_WRITERS = frozenset({
     "load_file", "load_string", "load_bytes", "load_file_obj", "upload", "upload_file",
     "upload_fileobj", "upload_from_filename", "upload_from_string", "upload_from_file",
-    "put_object", "to_gbq",
+    "put_object",
 })
+# DataFrame.to_sql(name, con, schema, if_exists) and to_gbq(destination_table, ..., if_exists=):
+# only "append" adds the frame's rows again on a re-run.
+_FRAME_WRITERS = {"to_sql": 3, "to_gbq": -1}
+_FRAME_REWRITES = frozenset({"replace", "delete_rows", "fail"})
+# SQLAlchemy's insert() constructs, and a Table's .insert() method.
+SQLALCHEMY_INSERT = frozenset({
+    "sqlalchemy.insert", "sqlalchemy.sql.insert", "sqlalchemy.sql.expression.insert",
+    "sqlalchemy.dialects.postgresql.insert", "sqlalchemy.dialects.mysql.insert",
+    "sqlalchemy.dialects.sqlite.insert",
+})
+SQLALCHEMY_TABLE = frozenset({"sqlalchemy.Table", "sqlalchemy.schema.Table", "sqlalchemy.sql.schema.Table"})
+# Methods that turn an insert() into an upsert or make it skip rows already there.
+_UPSERT_METHODS = frozenset({"on_conflict_do_nothing", "on_conflict_do_update", "on_duplicate_key_update",
+                             "prefix_with"})
 _LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log"})
 _TRANSFORMS = frozenset({
     "str", "int", "float", "round", "abs", "repr", "datetime.datetime.fromtimestamp",
@@ -94,8 +108,11 @@ class ClockRead:
 class WriteCall:
     node: cst.Call
     what: str                        # "insert_rows()", "open(..., 'w')"...
-    upsert: bool                     # replaces rows by key (insert_rows(replace=True))
+    # A re-run adds nothing twice: it replaces rows by key (insert_rows(replace=True)), rewrites
+    # the table (to_sql(if_exists="replace")) or refuses to run (to_sql's default "fail").
+    upsert: bool
     kind: str = "api"                # "sql": a write statement, judged from the SQL itself
+    table: Optional[str] = None      # the table a row writer names, when static
 
 
 @dataclass(frozen=True)
@@ -219,6 +236,9 @@ class _Analysis:
                     continue
                 if qual in IDEMPOTENT_HELPERS:
                     helper = True
+                if qual in SQLALCHEMY_INSERT:
+                    writes.append(self._sqlalchemy_insert(node))
+                    continue
                 if self._write_like(node):
                     write_like = True
                 sql_call = self._sql_call(node)
@@ -443,7 +463,11 @@ class _Analysis:
         if method in _ROW_WRITERS:
             replace = _argument(call, 99, ("replace",))
             upsert = replace is not None and self.evaluator.value(replace.value) is True
-            return WriteCall(call, f"{method}()", upsert)
+            return WriteCall(call, f"{method}()", upsert, table=self._table_argument(call, ("table", "table_name")))
+        if method in _FRAME_WRITERS:
+            return self._frame_write(call, method)
+        if method == "insert" and not call.args and self._is_table(func.value):
+            return WriteCall(call, "SQLAlchemy insert()", self._upserted(call), table=self._table_of(func.value))
         if method in _FILE_WRITERS:
             target = _argument(call, 0, ("path", "path_or_buf", "excel_writer", "name"))
             if target is None or self._is_buffer(target.value) or self._local_scratch(call, target):
@@ -452,6 +476,64 @@ class _Analysis:
         if method in _OBJECT_WRITERS:
             return WriteCall(call, f"{method}()", False)
         return None
+
+    def _frame_write(self, call: cst.Call, method: str) -> WriteCall:
+        """`df.to_sql(...)`: an append unless if_exists rewrites the table or refuses a re-run
+        (pandas 3's "delete_rows" empties it first); a custom `method=` may upsert."""
+        mode_arg = _argument(call, _FRAME_WRITERS[method], ("if_exists",))
+        mode = self.evaluator.value(mode_arg.value) if mode_arg is not None else "fail"
+        custom = _argument(call, -1, ("method",))
+        appends = mode == "append" and (custom is None or self.evaluator.value(custom.value) in (None, "multi"))
+        what = f".{method}(..., if_exists={mode!r})" if isinstance(mode, str) else f".{method}()"
+        return WriteCall(call, what, not appends, table=self._table_argument(call, ("name", "destination_table")))
+
+    def _table_argument(self, call: cst.Call, keywords: tuple[str, ...]) -> Optional[str]:
+        arg = _argument(call, 0, keywords)
+        text = self._static_text(arg.value) if arg is not None else None
+        return text.strip().lower() if text else None
+
+    def _sqlalchemy_insert(self, call: cst.Call) -> WriteCall:
+        table = _argument(call, 0, ("table",))
+        return WriteCall(call, "SQLAlchemy insert()", self._upserted(call),
+                         table=self._table_of(table.value) if table is not None else None)
+
+    def _is_table(self, expr: cst.BaseExpression) -> bool:
+        """A name bound to `sqlalchemy.Table(...)`."""
+        return self._table_call(expr) is not None
+
+    def _table_call(self, expr: cst.BaseExpression) -> Optional[cst.Call]:
+        if isinstance(expr, cst.Name):
+            binding = self.scope.single(expr.value)
+            expr = binding.value if isinstance(binding, ConstantBinding) else expr
+        if isinstance(expr, cst.Call) and self.scope.resolves_to(expr.func, SQLALCHEMY_TABLE):
+            return expr
+        return None
+
+    def _table_of(self, expr: cst.BaseExpression) -> Optional[str]:
+        """The name a SQLAlchemy Table was made with, `Table("orders", metadata)`."""
+        table = self._table_call(expr)
+        return self._table_argument(table, ("name",)) if table is not None else None
+
+    def _upserted(self, call: cst.Call) -> bool:
+        """Is the insert() turned into an upsert, directly or through the name it is bound to?"""
+        pending: list[cst.CSTNode] = [call]
+        seen: set[str] = set()
+        while pending:
+            current = pending.pop()
+            while True:
+                parent = self.parents.get(id(current))
+                if isinstance(parent, cst.Attribute) and parent.value is current:
+                    if parent.attr.value in _UPSERT_METHODS:
+                        return True
+                elif not (isinstance(parent, cst.Call) and parent.func is current):
+                    break
+                current = parent
+            if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+                target = parent.targets[0].target
+                if isinstance(target, cst.Name) and target.value not in seen:
+                    seen.add(target.value)
+                    pending.extend(self._uses(target.value))
+        return False
 
     def _write_like(self, call: cst.Call) -> bool:
         func = call.func

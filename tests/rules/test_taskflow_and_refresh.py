@@ -94,6 +94,61 @@ with DAG("d", schedule="@daily"):
     assert "task 'publish' gets datetime.now() in 'argument' when the DAG file is parsed" in message
 
 
+# --- item 5: Python write paths -------------------------------------------------------------------
+
+PY_WRITES = {
+    "to_sql_append": 'pd.DataFrame().to_sql("t", engine, if_exists="append")',
+    "to_sql_append_old_positional": 'pd.DataFrame().to_sql("t", engine, None, "append")',
+    "sqlalchemy_insert": "engine.connect().execute(sa.insert(orders).values(id=1))",
+    "table_insert_method": 'engine.connect().execute(orders.insert(), [{"id": 1}])',
+    "executemany": 'PostgresHook("pg").get_conn().cursor().executemany("INSERT INTO t (id) VALUES (%s)", [(1,)])',
+    "insert_rows": 'PostgresHook("pg").insert_rows("t", [(1,)])',
+    "bulk_load": 'PostgresHook("pg").bulk_load("t", "/data/t.tsv")',
+    "s3_fixed_key": 'S3Hook().load_string("x", key="exports/latest.csv", bucket_name="b", replace=True)',
+    "s3_clock_key": 'S3Hook().load_string("x", key=f"exports/{datetime.now():%Y%m%d}.csv", bucket_name="b")',
+    "gcs_upload": 'GCSHook().upload(bucket_name="b", object_name="exports/latest.csv", data="x")',
+}
+PY_SAFE = {
+    "to_sql_replace": 'pd.DataFrame().to_sql("t", engine, if_exists="replace")',
+    "to_sql_default_fails_on_rerun": 'pd.DataFrame().to_sql("t", engine)',
+    "to_sql_mode_unknown": 'pd.DataFrame().to_sql("t", engine, if_exists=MODE)',
+    "to_sql_custom_method": 'pd.DataFrame().to_sql("t", engine, if_exists="append", method=upsert)',
+    "pg_insert_on_conflict": "engine.connect().execute(pg_insert(orders).values(id=1).on_conflict_do_nothing())",
+    "pg_insert_bound_then_upserted": (
+        "stmt = pg_insert(orders).values(id=1)\n        engine.connect().execute(stmt.on_conflict_do_update("
+        "index_elements=['id'], set_={'v': 1}))"),
+    "s3_interval_key": 'S3Hook().load_string("x", key=f"exports/{ds}.csv", bucket_name="b")',
+}
+PY_HEAD = """
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from airflow.providers.google.cloud.hooks.gcs import GCSHook
+orders = sa.Table("orders", sa.MetaData())
+engine = sa.create_engine("postgresql://x")
+MODE = load_mode()
+
+def upsert(table, conn, keys, rows):
+    pass
+
+with DAG("d", schedule="@daily"):
+    @task
+    def write(ds=None):
+        {statement}
+
+    write()
+"""
+
+
+@pytest.mark.parametrize("statement", PY_WRITES.values(), ids=PY_WRITES.keys())
+def test_python_write_paths_are_seen(tmp_path, statement):
+    messages = found(tmp_path, PY_HEAD.replace("ds=None", "").format(statement=statement), "DG201")
+    assert len(messages) == 1 and messages[0].startswith("task 'write' ")
+
+
+@pytest.mark.parametrize("statement", PY_SAFE.values(), ids=PY_SAFE.keys())
+def test_python_writes_that_do_not_duplicate(tmp_path, statement):
+    assert found(tmp_path, PY_HEAD.format(statement=statement), "DG201") == []
+
+
 # --- item 6: an upstream XCom is keyed only when its producer is ----------------------------------
 
 PUBLISH = """
