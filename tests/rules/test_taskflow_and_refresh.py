@@ -94,6 +94,110 @@ with DAG("d", schedule="@daily"):
     assert "task 'publish' gets datetime.now() in 'argument' when the DAG file is parsed" in message
 
 
+# --- item 2: full refreshes split across tasks, incremental loads --------------------------------
+
+def sql_task(name: str, sql: str) -> str:
+    return f'    {name} = SQLExecuteQueryOperator(task_id="{name}", conn_id="c", sql="{sql}")\n'
+
+
+INSERT = sql_task("insert_rows", "INSERT INTO dim.t SELECT * FROM raw.t")
+
+
+@pytest.mark.parametrize("clear", [
+    "DROP TABLE dim.t", "TRUNCATE TABLE dim.t", "CREATE OR REPLACE TABLE dim.t AS SELECT 1 AS x",
+    "DELETE FROM dim.t",
+])
+@pytest.mark.parametrize("link", [
+    "clear >> insert_rows", "insert_rows << clear", "chain(clear, insert_rows)",
+    "insert_rows.set_upstream(clear)", "clear.set_downstream([insert_rows])",
+    "clear >> other >> insert_rows", "[other, clear] >> insert_rows",
+])
+def test_a_whole_table_clear_upstream_is_a_full_refresh(tmp_path, clear, link):
+    body = 'with DAG("d", schedule="@daily"):\n' + sql_task("clear", clear) + \
+        sql_task("other", "SELECT 1") + INSERT + f"    {link}\n"
+    assert found(tmp_path, body, "DG201") == []
+    assert found(tmp_path, body, "DG203") == []
+
+
+@pytest.mark.parametrize("case", [
+    ("DELETE FROM dim.t WHERE day = '2026-01-01'", "clear >> insert_rows"),  # part of the table
+    ("TRUNCATE TABLE dim.other", "clear >> insert_rows"),                     # another table
+    ("TRUNCATE TABLE dim.t", "insert_rows >> clear"),                         # runs after
+    ("TRUNCATE TABLE dim.t", "clear >> other"),                               # not upstream
+], ids=["partial-delete", "other-table", "downstream", "unrelated"])
+def test_clears_that_do_not_refresh_the_target_first_keep_the_findings(tmp_path, case):
+    clear, link = case
+    body = 'with DAG("d", schedule="@daily"):\n' + sql_task("clear", clear) + \
+        sql_task("other", "SELECT 1") + INSERT + f"    {link}\n"
+    assert len(found(tmp_path, body, "DG201")) == 1
+    assert len(found(tmp_path, body, "DG203")) == 1
+
+
+def test_a_truncate_in_another_dag_does_not_count(tmp_path):
+    body = ('with DAG("a", schedule="@daily"):\n' + sql_task("clear", "TRUNCATE TABLE dim.t") +
+            'with DAG("b", schedule="@daily"):\n' + INSERT + "    clear >> insert_rows\n")
+    assert len(found(tmp_path, body, "DG203")) == 1
+
+
+@pytest.mark.parametrize("sql", [
+    "INSERT INTO dim.t SELECT * FROM raw.t WHERE id NOT IN (SELECT id FROM dim.t)",
+    "INSERT INTO dim.t SELECT * FROM raw.t r WHERE NOT EXISTS (SELECT 1 FROM dim.t d WHERE d.id = r.id)",
+    "INSERT INTO dim.t SELECT * FROM raw.t ON CONFLICT DO NOTHING",
+    "INSERT INTO dim.t SELECT * FROM raw.t WHERE id > (SELECT max(id) FROM dim.t)",
+    "INSERT INTO dim.t SELECT r.* FROM raw.t r LEFT JOIN dim.t d ON d.id = r.id WHERE d.id IS NULL",
+])
+def test_incremental_inserts_that_skip_loaded_rows(tmp_path, sql):
+    body = 'with DAG("d", schedule="@daily"):\n' + sql_task("load", sql)
+    assert found(tmp_path, body, "DG201") == []
+    assert found(tmp_path, body, "DG203") == []
+
+
+def test_python_rows_into_a_table_refreshed_upstream_or_in_the_task(tmp_path):
+    body = """
+with DAG("d", schedule="@daily"):
+    @task
+    def truncate():
+        PostgresHook("pg").run("TRUNCATE TABLE dim.t")
+
+    @task
+    def load():
+        PostgresHook("pg").insert_rows("dim.t", [(1,)])
+
+    @task
+    def rebuild():
+        hook = PostgresHook("pg")
+        hook.run("DELETE FROM dim.u")
+        hook.insert_rows("dim.u", [(1,)])
+
+    @task
+    def append():
+        PostgresHook("pg").insert_rows("dim.v", [(1,)])
+
+    truncate() >> load()
+    rebuild()
+    append()
+"""
+    assert [m.split(" writes")[0] for m in found(tmp_path, body, "DG201")] == ["task 'append'"]
+
+
+def test_python_fetch_filtered_by_ids_already_loaded_in_the_task(tmp_path):
+    body = """
+with DAG("d", schedule="@daily"):
+    @task
+    def load_new():
+        cursor = PostgresHook("pg").get_conn().cursor()
+        cursor.execute("SELECT id FROM reports.r")
+        known = {row[0] for row in cursor.fetchall()}
+        for row in PostgresHook("src").get_records("SELECT id, v FROM raw.r"):
+            if row[0] not in known:
+                cursor.execute("INSERT INTO reports.r (id, v) VALUES (%s, %s)", row)
+
+    load_new()
+"""
+    assert found(tmp_path, body, "DG201") == []
+    assert found(tmp_path, body, "DG203") == []
+
+
 # --- item 5: Python write paths -------------------------------------------------------------------
 
 PY_WRITES = {
