@@ -22,7 +22,7 @@ class WriteEffect:
     """A statement's effect on a table.
 
     kind: "append" (INSERT/COPY adding rows), "upsert" (MERGE, ON CONFLICT, OR REPLACE,
-    INSERT OVERWRITE, anti-joined INSERT), "clear" (DELETE, TRUNCATE, DROP, CREATE without
+    INSERT OVERWRITE, anti-joined INSERT or one reading its own target), "clear" (DELETE, TRUNCATE, DROP, CREATE without
     IF NOT EXISTS), "update".
     """
 
@@ -54,7 +54,7 @@ def write_effects(tree: "exp.Expression", raw: str) -> list[WriteEffect]:
         source = tree.expression
         literal = isinstance(source, exp.Values) or source is None
         upsert = bool(tree.args.get("conflict") or tree.args.get("alternative") or tree.args.get("overwrite")
-                      or tree.args.get("ignore")) or _anti_joined(source)
+                      or tree.args.get("ignore")) or _anti_joined(source) or _reads_target(source, target)
         return [WriteEffect("upsert" if upsert else "append", target, not literal, "INSERT INTO")]
     if isinstance(tree, exp.Merge):
         return [WriteEffect("upsert", table_name(tree.this), True, "MERGE INTO")]
@@ -104,6 +104,25 @@ def _anti_joined(source: Optional["exp.Expression"]) -> bool:
         if isinstance(node.this, (exp.Exists, exp.In)):
             return True
     return False
+
+
+def _reads_target(source: Optional["exp.Expression"], target: Optional[str]) -> bool:
+    """INSERT INTO t SELECT ... that reads t itself (`WHERE id > (SELECT MAX(id) FROM t)`, a
+    LEFT JOIN t ... IS NULL): an incremental load that skips what t already holds."""
+    return source is not None and target is not None and target in read_tables(source)
+
+
+def read_tables(tree: "exp.Expression") -> set[str]:
+    """Tables a statement's SELECTs read (CTE names included, which match no real table)."""
+    from sqlglot import exp
+
+    found: set[str] = set()
+    for select in tree.find_all(exp.Select):
+        for table in select.find_all(exp.Table):
+            name = table_name(table)
+            if name is not None:
+                found.add(name)
+    return found
 
 
 def placeholders(node: "exp.Expression") -> set[str]:

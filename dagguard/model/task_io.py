@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterator, Optional, TypeVar
 import libcst as cst
 
 from dagguard.model.dags import DagModel, FileModel, TaskModel
+from dagguard.model.dependencies import task_index, xcom_producer
 from dagguard.model.schedules import Recurrence, dag_recurrence
 from dagguard.model.python_tasks import CallableFacts, analyse_callable, formatted_text
 from dagguard.model.sql import ParsedSql, dialect_for, parse_sql
@@ -48,6 +49,7 @@ NON_DATA_ARGUMENTS = frozenset({
 })
 _CACHE_KEY = "task_io"
 T = TypeVar("T")
+_BUILDING_KEY = "task_io_building"
 RENDERED_RETURN_DECORATORS = (".task.bash",)
 CALLABLE_ORIGIN = "a query in the callable"
 
@@ -190,11 +192,13 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
     bound = parameters.value if parameters is not None else None
     clock: list[tuple[str, cst.Call]] = []
     evaluator = Evaluator(task.scope)
+    # An upstream task's call in an argument is its XCom at run time: nothing of it runs at parse time.
+    xcoms = task_index(file)
     for name, arg in task.args.values.items():
         if name in NON_DATA_ARGUMENTS or name.endswith("conn_id"):
             continue
         if name not in DATE_ARGUMENTS:  # a task's own start_date is DG104's
-            clock.extend((name, call) for call in evaluator.wall_clock_calls(arg.node))
+            clock.extend((name, call) for call in evaluator.wall_clock_calls(arg.node, deferred=xcoms))
         if name in SQL_ARGUMENTS:
             value = arg.value
             if value is UNKNOWN:
@@ -216,9 +220,14 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
     if task.kind == "taskflow" and isinstance(task.node, cst.Call):
         evaluator = Evaluator(task.scope)
         for argument in task.node.args:
-            value = evaluator.value(argument.value) if not argument.star else UNKNOWN
             label = argument.keyword.value if argument.keyword is not None else "argument"
-            clock.extend((label, call) for call in evaluator.wall_clock_calls(argument.value))
+            clock.extend((label, call) for call in evaluator.wall_clock_calls(argument.value, deferred=xcoms))
+            producer = xcom_producer(file, argument.value, task.scope) if not argument.star else None
+            if producer is not None:
+                # An upstream XCom is keyed on the interval only when the task making it is.
+                unknown = unknown or _keyed_upstream(file, producer, path)
+                continue
+            value = evaluator.value(argument.value) if not argument.star else UNKNOWN
             for node, text in _strings(argument.value, value):
                 strings.append(TemplatedString(node, label, _template(file, text)))
             if _has_unknown(value):
@@ -239,6 +248,19 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
                 sql.append(SqlSource(call.node, CALLABLE_ORIGIN, template,
                                      parse_sql(template.text, dialect)))
     return TaskIO(task, dag, tuple(strings), tuple(sql), facts, unknown, tuple(clock))
+
+
+def _keyed_upstream(file: FileModel, producer: TaskModel, path: Path) -> bool:
+    """Is the producer's output keyed on the interval? True (unknown) for a cycle of XComs."""
+    building: set[int] = file.analyses.setdefault(_BUILDING_KEY, set())
+    entry = task_index(file).get(id(producer.node))
+    if entry is None or id(producer) in building:
+        return True
+    building.add(id(producer))
+    try:
+        return task_io(file, entry.dag, producer, path).keyed
+    finally:
+        building.discard(id(producer))
 
 
 def _explicit_parameters(task: TaskModel) -> frozenset[str]:

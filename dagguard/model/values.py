@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Container, Optional
 
 import libcst as cst
 
@@ -237,22 +237,26 @@ class Evaluator:
             return left * right
         return UNKNOWN
 
-    def wall_clock_calls(self, node: Optional[cst.BaseExpression], depth: int = 0) -> list[cst.Call]:
+    def wall_clock_calls(self, node: Optional[cst.BaseExpression], depth: int = 0,
+                         deferred: Container[int] = frozenset()) -> list[cst.Call]:
         """Calls reading the wall clock that evaluating `node` makes, following module
         constants and the same-file functions it calls: anywhere in it (f-strings,
-        containers, arguments), but not in a lambda's body, which runs later."""
+        containers, arguments), but not in a lambda's body, which runs later, nor in the
+        calls whose ids are in `deferred` (TaskFlow calls: their body runs in their own task)."""
         if node is None or depth > MAX_DEPTH:
             return []
         found: list[cst.Call] = []
         stack: list[cst.CSTNode] = [node]
         while stack:
             current = stack.pop()
+            if id(current) in deferred:
+                continue
             if isinstance(current, cst.Call) and self.scope.resolves_to(current.func, WALL_CLOCK_FUNCTIONS):
                 found.append(current)
             elif isinstance(current, cst.Name):
                 binding = self.scope.single(current.value)
                 if isinstance(binding, ConstantBinding):
-                    found.extend(self.wall_clock_calls(binding.value, depth + 1))
+                    found.extend(self.wall_clock_calls(binding.value, depth + 1, deferred))
             elif isinstance(current, cst.Attribute):
                 stack.append(current.value)  # not the attribute's name: `x.now` is no module constant
             elif isinstance(current, cst.Arg):
