@@ -93,6 +93,33 @@ def check(
     raise typer.Exit(code=0 if exit_zero or not result.findings else 1)
 
 
+@app.command("dags")
+def dags(
+    paths: list[Path] = typer.Argument(None, help="Files or folders to list (default: the current folder)."),
+    output_format: str = typer.Option("text", "--format", help="text or json."),
+    config: Optional[Path] = typer.Option(None, "--config", help="Read [tool.dagguard] from this file instead of the nearest pyproject.toml."),
+) -> None:
+    """List every DAG the linter sees, with how it was found and its arguments as resolved."""
+    import json
+
+    from dagguard.api import ConfigError, check_paths, discover_settings
+    from dagguard.engine.dag_listing import format_text
+
+    if output_format not in ("text", "json"):
+        raise fail(f"--format must be one of text, json, got {output_format!r}")
+    targets = list(paths) if paths else [Path(".")]
+    try:
+        settings = discover_settings(targets, config)
+        result = check_paths(targets, settings=settings.with_overrides(select=("DG000",)))
+    except ConfigError as exc:
+        raise fail(str(exc)) from None
+    listed = sorted(result.dags, key=lambda d: (d.path, d.line))
+    if output_format == "json":
+        sys.stdout.write(json.dumps([d.as_dict() for d in listed], indent=2) + "\n")
+    elif listed:
+        sys.stdout.write(format_text(listed) + "\n")
+
+
 def _parse_now(value: Optional[str]) -> Optional["datetime.datetime"]:
     if value is None:
         return None

@@ -18,6 +18,15 @@ class ConfigError(Exception):
 
 
 @dataclass(frozen=True)
+class DeclaredFactory:
+    """`[tool.dagguard.dag-factories."pkg.Name"]`: a callable that makes a DAG, declared by hand."""
+
+    qualname: str
+    defaults: tuple[tuple[str, Any], ...] = ()    # DAG arguments it sets unless the caller passes them
+    arguments: tuple[tuple[str, str], ...] = ()   # its parameter -> the DAG argument it becomes
+
+
+@dataclass(frozen=True)
 class Settings:
     select: tuple[str, ...] = ("DG",)
     ignore: tuple[str, ...] = ()
@@ -29,6 +38,8 @@ class Settings:
     write_task_patterns: tuple[str, ...] = (
         "export", "load", "write", "sink", "upload", "publish", "sync", "insert", "merge", "push",
     )
+    src: tuple[str, ...] = ()
+    dag_factories: tuple[DeclaredFactory, ...] = ()
     config_path: Optional[Path] = field(default=None, compare=False)
 
     @property
@@ -95,6 +106,37 @@ def _per_file_ignores(path: Path) -> Callable[[Any], tuple[tuple[str, tuple[str,
     return convert
 
 
+_FACTORY_KEYS = ("defaults", "arguments")
+
+
+def _dag_factories(path: Path) -> Callable[[Any], tuple[DeclaredFactory, ...]]:
+    def convert(value: Any) -> tuple[DeclaredFactory, ...]:
+        if not isinstance(value, dict):
+            raise ConfigError(f'{path}: [tool.dagguard] dag-factories must be a table of "pkg.Name" = {{ ... }}')
+        return tuple(_declared_factory(name, entry, path) for name, entry in value.items())
+    return convert
+
+
+def _declared_factory(name: str, entry: Any, path: Path) -> DeclaredFactory:
+    where = f'{path}: [tool.dagguard.dag-factories."{name}"]'
+    parts = name.split(".")
+    if len(parts) < 2 or not all(part.isidentifier() for part in parts):
+        raise ConfigError(f"{where}: the name must be a dotted import path such as \"pkg.module.make_dag\"")
+    if not isinstance(entry, dict):
+        raise ConfigError(f"{where} must be a table with `defaults` and/or `arguments`")
+    for key in entry:
+        if key not in _FACTORY_KEYS:
+            raise ConfigError(f"{where}: unknown key {key!r} (known keys: {', '.join(_FACTORY_KEYS)})")
+    defaults = entry.get("defaults", {})
+    arguments = entry.get("arguments", {})
+    if not isinstance(defaults, dict) or not all(k.isidentifier() for k in defaults):
+        raise ConfigError(f"{where}: defaults must be a table of DAG argument = value")
+    if not isinstance(arguments, dict) or not all(
+            k.isidentifier() and isinstance(v, str) and v.isidentifier() for k, v in arguments.items()):
+        raise ConfigError(f'{where}: arguments must be a table of parameter = "dag_argument"')
+    return DeclaredFactory(name, tuple(defaults.items()), tuple(arguments.items()))
+
+
 def _converters(path: Path) -> Mapping[str, tuple[str, Callable[[Any], Any]]]:
     return {
         "select": ("select", _codes("select", path)),
@@ -105,6 +147,8 @@ def _converters(path: Path) -> Mapping[str, tuple[str, Callable[[Any], Any]]]:
         "max-catchup-runs": ("max_catchup_runs", _positive_int("max-catchup-runs", path)),
         "create-cron-data-intervals": ("create_cron_data_intervals", _boolean("create-cron-data-intervals", path)),
         "write-task-patterns": ("write_task_patterns", _strings("write-task-patterns", path)),
+        "src": ("src", _strings("src", path)),
+        "dag-factories": ("dag_factories", _dag_factories(path)),
     }
 
 

@@ -18,8 +18,12 @@ from dagguard.engine.findings import Finding
 from dagguard.engine.noqa import is_suppressed, parse_noqa
 from dagguard.engine.positions import Span, locate
 from dagguard.engine.selection import ignored_for_file, is_enabled
+from dagguard.engine.dag_listing import DagSummary, summarize
 from dagguard.model.branches import branch_paths
+from dagguard.model.scope import ImportBinding, Scope
 from dagguard.model.dags import build_file_model
+from dagguard.model.factories import Resolver
+from dagguard.model.project import ProjectIndex, project_roots
 from dagguard.rules import ALL_RULES, SYNTAX_ERROR, ProjectRule, Rule
 from dagguard.rules.base import DagSite, Report, RuleContext
 
@@ -35,6 +39,8 @@ class FileResult:
     dags_with_findings: int = 0
     noqa: Mapping[int, Optional[frozenset[str]]] = field(default_factory=dict)
     internal_errors: tuple[str, ...] = ()
+    imports_airflow: bool = False
+    dags: tuple[DagSummary, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,9 @@ class CheckResult:
     dag_count: int
     clean_dag_count: int
     internal_errors: tuple[str, ...] = ()
+    # Files that import airflow yet define no DAG the linter can see.
+    files_without_dags: tuple[str, ...] = ()
+    dags: tuple[DagSummary, ...] = ()
 
     @property
     def files_with_findings(self) -> int:
@@ -110,16 +119,20 @@ def _is_active(rule: Rule, path: Path, settings: Settings) -> bool:
 
 
 def check_source(source: Union[bytes, str], path: Path, settings: Settings, now: dt.datetime,
-                 shown: Optional[str] = None) -> FileResult:
-    """Check one file's contents. Never raises for bad input: that becomes a DG000 finding."""
+                 shown: Optional[str] = None, project: Optional[ProjectIndex] = None) -> FileResult:
+    """Check one file's contents. Never raises for bad input: that becomes a DG000 finding.
+
+    `project` resolves the factories the file imports from the project's own modules."""
     shown = shown or display_path(path)
-    parsed = _parse(source, shown)
+    parsed = (project.parsed(path) if project is not None else None) or _parse(source, shown)
     if isinstance(parsed, Finding):
         keep = not ignored_for_file(parsed.code, path, settings) and parsed.code not in settings.ignore
         return FileResult(path, (parsed,) if keep else ())
     module = parsed
+    if project is not None:
+        project.remember(path, module)
     try:
-        model = build_file_model(module)
+        model = build_file_model(module, Resolver(project, path, settings.dag_factories))
     except RecursionError:
         return FileResult(path, (_syntax_finding(shown, 1, 1, "cannot check: the file is nested too deeply"),))
     context = RuleContext(path=path, settings=settings, now=now)
@@ -155,7 +168,7 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
             continue
         if report.dag is not None:
             flagged_dags.add(id(report.dag))
-        findings.append(_finding(rule, report, span, shown))
+        findings.append(_finding(rule, report, span, shown, _default_note(report, module, shown)))
 
     located = [(dag, span) for dag in model.dags
                if dag.dag_id is not None and (span := spans.get(id(dag.report_node))) is not None]
@@ -169,26 +182,50 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
                 branches=paths.get(id(dag.report_node), ()))
         for dag, span in located
     )
-    return FileResult(path, tuple(findings), sites, len(model.dags), len(flagged_dags), noqa, tuple(errors))
+    summaries = tuple(summarize(dag, shown, spans[id(dag.report_node)].line)
+                      for dag in model.dags if id(dag.report_node) in spans)
+    return FileResult(path, tuple(findings), sites, len(model.dags), len(flagged_dags), noqa, tuple(errors),
+                      _imports_airflow(model.scope), summaries)
 
 
-def _finding(rule: Rule, report: Report, span: Span, shown: str) -> Finding:
+def _imports_airflow(scope: Scope) -> bool:
+    return any(type(b) is ImportBinding and (b.qualname == "airflow" or b.qualname.startswith("airflow."))
+               for bindings in scope.bindings.values() for b in bindings)
+
+
+
+def _default_note(report: Report, module: cst.Module, shown: str) -> Optional[str]:
+    """`catchup=True is the default of create_dag's parameter 'catchup' (common/factory.py:12)`."""
+    arg = report.argument
+    default = arg.factory_default if arg is not None else None
+    if default is None:
+        return None
+    home = default.module if default.module is not None else module
+    where = display_path(default.path) if default.path is not None else shown
+    span = locate(home, [default.node]).get(id(default.node))
+    line = f":{span.line}" if span is not None else ""
+    return f"the value is the default of {default.factory}'s parameter '{default.parameter}' ({where}{line})"
+
+
+def _finding(rule: Rule, report: Report, span: Span, shown: str, note: Optional[str] = None) -> Finding:
+    help_text = f"{report.help}; {note}" if report.help and note else (report.help or note)
     return Finding(
         path=shown, line=span.line, column=span.column, code=rule.code, rule=rule.name,
         severity=report.severity or rule.severity, end_line=span.end_line, end_column=span.end_column,
-        message=report.message, help=report.help,
+        message=report.message, help=help_text,
         dag_id=report.dag.dag_id if report.dag is not None else None, fixable=rule.fixable,
     )
 
 
-def check_file(path: Path, settings: Settings, now: dt.datetime) -> FileResult:
+def check_file(path: Path, settings: Settings, now: dt.datetime,
+               project: Optional[ProjectIndex] = None) -> FileResult:
     """Read and check one file; an unreadable file is a DG000 finding."""
     shown = display_path(path)
     try:
         source = path.read_bytes()
     except OSError as exc:
         return FileResult(path, (_syntax_finding(shown, 1, 1, f"cannot read the file: {exc.strerror or exc}"),))
-    return check_source(source, path, settings, now, shown)
+    return check_source(source, path, settings, now, shown, project)
 
 
 def _project_findings(results: Sequence[FileResult], settings: Settings) -> tuple[list[Finding], int]:
@@ -215,8 +252,10 @@ def _project_findings(results: Sequence[FileResult], settings: Settings) -> tupl
 
 def check_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime) -> CheckResult:
     """Check every Python file under `paths`."""
-    files = discover_files(list(paths), settings)
-    results = [run_deep(check_file, path, settings, now) for path in files]
+    paths = list(paths)
+    files = discover_files(paths, settings)
+    project = ProjectIndex(project_roots(paths, settings.config_path, settings.src))
+    results = [run_deep(check_file, path, settings, now, project) for path in files]
     project, project_flagged = _project_findings(results, settings)
     findings = sorted([f for r in results for f in r.findings] + project,
                       key=lambda f: (f.path, f.line, f.column, f.code))
@@ -224,4 +263,6 @@ def check_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime) -> 
     flagged = sum(r.dags_with_findings for r in results)
     clean = max(dag_count - flagged - project_flagged, 0)
     errors = tuple(e for r in results for e in r.internal_errors)
-    return CheckResult(tuple(findings), len(files), dag_count, clean, errors)
+    unseen = tuple(display_path(r.path) for r in results if r.imports_airflow and not r.dag_count)
+    return CheckResult(tuple(findings), len(files), dag_count, clean, errors, unseen,
+                       tuple(d for r in results for d in r.dags))

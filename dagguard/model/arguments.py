@@ -3,11 +3,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Mapping, Optional
 
 import libcst as cst
 
 from dagguard.model.values import UNKNOWN, Evaluator, StaticDict
+
+
+@dataclass(frozen=True)
+class FactoryDefault:
+    """A DAG argument a factory fills from one of its parameter's defaults."""
+
+    factory: str                      # the factory's qualified name
+    parameter: str
+    path: Optional[Path]              # the factory's file; None when it is the checked file
+    module: Optional[cst.Module]      # that file's tree, to locate the parameter
+    node: cst.Param
 
 
 @dataclass(frozen=True)
@@ -19,6 +31,8 @@ class ArgValue:
     value: Any
     origin: str                       # "keyword", "positional", "splat", "default_args"
     report_node: cst.CSTNode          # the Arg or dict element a finding points at
+    # Set when a factory's parameter default gave the value: the help names it.
+    factory_default: Optional[FactoryDefault] = None
 
     @property
     def known(self) -> bool:

@@ -14,6 +14,7 @@ import libcst as cst
 
 from dagguard.model import airflow_names as names
 from dagguard.model.arguments import ArgValue, Arguments, call_arguments, dict_arguments
+from dagguard.model.factories import Resolver
 from dagguard.model.scope import FunctionBinding, Scope, function_scope, module_scope
 from dagguard.model.tree import branch_nodes, child_nodes
 from dagguard.model.values import Evaluator
@@ -57,6 +58,14 @@ class DagModel:
     default_args: Arguments
     scope: Scope
     tasks: list[TaskModel] = field(default_factory=list)
+    factory: Optional[str] = None    # the factory or wrapper whose call made it, qualified
+
+    @property
+    def found_by(self) -> str:
+        """How the DAG was found: `DAG()`, `@dag` or the factory's qualified name."""
+        if self.factory is not None:
+            return self.factory
+        return "@dag" if self.kind == "decorator" else "DAG()"
 
     def effective(self, name: str) -> Optional[ArgValue]:
         """A DAG argument, falling back to default_args as Airflow does for dates."""
@@ -70,7 +79,8 @@ class DagModel:
 
     @property
     def label(self) -> str:
-        return f"DAG '{self.dag_id}'" if self.dag_id else "DAG"
+        name = f"DAG '{self.dag_id}'" if self.dag_id else "DAG"
+        return f"{name} (made by {self.factory})" if self.factory else name
 
 
 @dataclass(frozen=True)
@@ -120,14 +130,16 @@ class _TaskflowFunction:
 class _Builder:
     """Collects DAGs, tasks and parse-time calls in one iterative walk."""
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, resolver: Optional[Resolver] = None) -> None:
         self.module = module
+        self.resolver = resolver or Resolver(None, None)
         self.scope = module_scope(module)
         self.dags: list[DagModel] = []
         self.parse_time_calls: list[ParseTimeCall] = []
         self.dag_vars: dict[tuple[int, str], DagModel] = {}
         self.dag_functions: dict[int, DagModel] = {}  # an @dag function, by id: calling it makes that DAG
         self.claimed_calls: set[int] = set()
+        self.factory_returns: set[int] = set()   # calls a function returns: not DAGs of this file
         self.taskflow: dict[int, _TaskflowFunction] = {}
         self.has_dag_bound_tasks = False   # a `@dag.task` task may be called outside its DAG's body
 
@@ -153,15 +165,27 @@ class _Builder:
         return isinstance(node, cst.Call) and scope.resolves_to(node.func, names.DAG_CLASSES)
 
     def new_dag_from_call(self, call: cst.Call, kind: str, ctx: _Ctx) -> DagModel:
-        evaluator = Evaluator(ctx.scope)
+        evaluator = Evaluator(ctx.scope, fstrings=True)
         args = call_arguments(call, evaluator, positional=("dag_id",))
         dag = self._make_dag(args, evaluator, kind, call, call, None, ctx)
         self.claimed_calls.add(id(call))
         return dag
 
+    def dag_from_factory(self, call: cst.BaseExpression, ctx: _Ctx) -> Optional[DagModel]:
+        """The DAG a call to a factory or wrapper class makes: `create_dag(...)`, `TtdDag(...)`."""
+        if type(call) is not cst.Call or id(call) in self.claimed_calls or id(call) in self.factory_returns:
+            return None
+        made = self.resolver.dag_from_call(call, ctx.scope)  # type: ignore[arg-type]
+        if made is None:
+            return None
+        self.claimed_calls.add(id(call))
+        return self._make_dag(made.args, Evaluator(ctx.scope), "factory", call, call, None, ctx,  # type: ignore[arg-type]
+                              default_args=made.default_args, factory=made.factory)
+
     def _make_dag(self, args: Arguments, evaluator: Evaluator, kind: str, call: Optional[cst.Call],
                   report_node: cst.CSTNode, function: Optional[cst.FunctionDef], ctx: _Ctx,
-                  default_id: Optional[str] = None) -> DagModel:
+                  default_id: Optional[str] = None, default_args: Optional[Arguments] = None,
+                  factory: Optional[str] = None) -> DagModel:
         dag_id_arg = args.get("dag_id")
         if dag_id_arg is not None:
             dag_id = dag_id_arg.value if isinstance(dag_id_arg.value, str) else None
@@ -169,8 +193,9 @@ class _Builder:
             dag_id = default_id
         dag = DagModel(
             dag_id=dag_id, kind=kind, call=call, report_node=report_node, function=function,
-            args=args, default_args=dict_arguments(args.get("default_args"), evaluator),
-            scope=ctx.scope,
+            args=args, scope=ctx.scope, factory=factory,
+            default_args=default_args if default_args is not None
+            else dict_arguments(args.get("default_args"), evaluator),
         )
         self.dags.append(dag)
         if function is not None and kind == "decorator":
@@ -302,7 +327,7 @@ def _handle_function(b: _Builder, node: cst.FunctionDef, ctx: _Ctx) -> list[tupl
     for decorator in node.decorators:
         target = _decorator_call_target(decorator)
         if ctx.scope.resolves_to(target, names.DAG_DECORATORS):
-            evaluator = Evaluator(ctx.scope)
+            evaluator = Evaluator(ctx.scope, fstrings=True)
             if isinstance(decorator.decorator, cst.Call):
                 args = call_arguments(decorator.decorator, evaluator, positional=("dag_id",))
                 call: Optional[cst.Call] = decorator.decorator
@@ -358,6 +383,10 @@ def _handle_with(b: _Builder, node: cst.With, ctx: _Ctx) -> list[tuple[cst.CSTNo
             else:
                 group = _join_group(body_ctx.group, group_id)
             body_ctx = dataclasses.replace(body_ctx, group=group)
+        elif (made := b.dag_from_factory(expr, ctx)) is not None:
+            if item.asname is not None:
+                b.bind_dag_var(item.asname.name, made, ctx.scope)
+            body_ctx = dataclasses.replace(body_ctx, dag=made, group="", loop=None)
         else:
             dag = b.dag_for_name(expr, ctx.scope)
             if dag is not None:
@@ -373,7 +402,8 @@ def _handle_assign(b: _Builder, node: cst.Assign, ctx: _Ctx) -> list[tuple[cst.C
         dag = b.new_dag_from_call(node.value, "call", ctx)  # type: ignore[arg-type]
         for target in node.targets:
             b.bind_dag_var(target.target, dag, ctx.scope)
-    elif (returned := b.dag_from_function_call(node.value, ctx.scope)) is not None:
+    elif (returned := b.dag_from_function_call(node.value, ctx.scope)) is not None \
+            or (ctx.dag is None and (returned := b.dag_from_factory(node.value, ctx)) is not None):
         for target in node.targets:
             b.bind_dag_var(target.target, returned, ctx.scope)
     return [(child, ctx) for child in child_nodes(node)]
@@ -383,6 +413,8 @@ def _handle_call(b: _Builder, node: cst.Call, ctx: _Ctx) -> list[tuple[cst.CSTNo
     if id(node) not in b.claimed_calls:
         if b.is_dag_call(node, ctx.scope):
             b.new_dag_from_call(node, "call", ctx)
+        elif ctx.dag is None and b.dag_from_factory(node, ctx) is not None:
+            pass
         elif ctx.dag is not None or b.has_dag_bound_tasks \
                 or any(a.keyword is not None and a.keyword.value == "dag" for a in node.args):
             # Outside a DAG's body only `dag=` or `@dag.task` can attach a task: skip the
@@ -419,6 +451,14 @@ def _handle_lambda(b: _Builder, node: cst.Lambda, ctx: _Ctx) -> list[tuple[cst.C
     return [(node.body, dataclasses.replace(ctx, parse_time=False, dag=None, scope=ctx.scope.whole))]
 
 
+def _handle_return(b: _Builder, node: cst.Return, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
+    # `return create_dag(...)` in a function makes that function a factory: its callers are
+    # the DAGs, and no task can attach to the returned call here.
+    if type(node.value) is cst.Call and not ctx.parse_time:
+        b.factory_returns.add(id(node.value))
+    return [(node.value, ctx)] if node.value is not None else []
+
+
 def _handle_name(b: _Builder, node: cst.CSTNode, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
     return []
 
@@ -429,6 +469,7 @@ _HANDLERS = {
     cst.Assign: _handle_assign,
     cst.Call: _handle_call,
     cst.Lambda: _handle_lambda,
+    cst.Return: _handle_return,
     cst.For: _handle_loop,
     cst.ListComp: _handle_loop,
     cst.SetComp: _handle_loop,
@@ -445,6 +486,6 @@ _HANDLERS = {
 }
 
 
-def build_file_model(module: cst.Module) -> FileModel:
-    """Build the DAG model of a parsed file."""
-    return _Builder(module).build()
+def build_file_model(module: cst.Module, resolver: Optional[Resolver] = None) -> FileModel:
+    """Build the DAG model of a parsed file; `resolver` finds the DAG factories it calls."""
+    return _Builder(module, resolver).build()

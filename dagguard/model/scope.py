@@ -10,7 +10,7 @@ rebinding (`X = DAG`) are known limits.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Optional, Sequence, Union
+from typing import Any, Iterable, Iterator, Optional, Sequence, Union
 
 import libcst as cst
 
@@ -35,11 +35,24 @@ class FunctionBinding:
 
 
 @dataclass(frozen=True)
+class ClassBinding:
+    node: cst.ClassDef
+
+
+@dataclass(frozen=True)
+class ValueBinding:
+    """A name whose static value is already known: a factory's parameter bound to what its
+    caller passed (dagguard.model.factories)."""
+
+    value: Any
+
+
+@dataclass(frozen=True)
 class OpaqueBinding:
     """Any other binding (a class, a parameter, a loop variable): never resolved."""
 
 
-Binding = Union[ImportBinding, ConstantBinding, FunctionBinding, OpaqueBinding]
+Binding = Union[ImportBinding, ConstantBinding, FunctionBinding, ClassBinding, ValueBinding, OpaqueBinding]
 OPAQUE = OpaqueBinding()
 _NOTHING: frozenset[str] = frozenset()
 
@@ -268,7 +281,7 @@ def statement_bindings(body: Sequence[cst.CSTNode]) -> Iterator[tuple[str, Bindi
         elif isinstance(stmt, cst.FunctionDef):
             yield stmt.name.value, FunctionBinding(stmt)
         elif isinstance(stmt, cst.ClassDef):
-            yield stmt.name.value, OPAQUE
+            yield stmt.name.value, ClassBinding(stmt)
         elif isinstance(stmt, cst.BaseCompoundStatement):
             if isinstance(stmt, cst.With):
                 for item in stmt.items:

@@ -10,7 +10,7 @@ from typing import Any, Container, Optional
 import libcst as cst
 
 from dagguard.model import airflow_names as names
-from dagguard.model.scope import ConstantBinding, FunctionBinding, Scope, function_scope
+from dagguard.model.scope import ConstantBinding, FunctionBinding, Scope, ValueBinding, function_scope
 from dagguard.model.tree import child_nodes
 
 
@@ -88,6 +88,9 @@ class Evaluator:
     """Evaluates expressions in one scope."""
 
     scope: Scope
+    # Read f-strings of static parts (dag_ids). Off for task arguments: the SQL model reads an
+    # f-string's Python parts as placeholders, and must keep seeing them.
+    fstrings: bool = False
 
     def value(self, node: Optional[cst.BaseExpression], depth: int = 0) -> Any:
         """The static value of `node`, or UNKNOWN."""
@@ -106,6 +109,8 @@ class Evaluator:
             return UNKNOWN if value is None else value
         if isinstance(node, (cst.Integer, cst.Float)):
             return node.evaluated_value
+        if self.fstrings and isinstance(node, cst.FormattedString):
+            return self._formatted(node, depth)
         if isinstance(node, cst.Name):
             return self._name(node, depth)
         if isinstance(node, cst.UnaryOperation):
@@ -133,7 +138,28 @@ class Evaluator:
             return {"True": True, "False": False, "None": None}.get(node.value, UNKNOWN)
         if isinstance(binding, ConstantBinding):
             return self.value(binding.value, depth + 1)
+        if isinstance(binding, ValueBinding):
+            return binding.value
         return UNKNOWN
+
+    def _formatted(self, node: cst.FormattedString, depth: int) -> Any:
+        """An f-string of static strings and integers: f"{PREFIX}_orders"."""
+        if "b" in node.prefix.lower() or "r" in node.prefix.lower():
+            return UNKNOWN
+        parts: list[str] = []
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringText):
+                if "\\" in part.value or "{" in part.value or "}" in part.value:
+                    return UNKNOWN  # escapes and doubled braces: not worth decoding by hand
+                parts.append(part.value)
+                continue
+            if part.conversion is not None or part.format_spec is not None:
+                return UNKNOWN
+            value = self.value(part.expression, depth + 1)
+            if isinstance(value, bool) or not isinstance(value, (str, int)):
+                return UNKNOWN
+            parts.append(str(value))
+        return "".join(parts)
 
     def _sequence(self, node: cst.List | cst.Tuple | cst.Set, depth: int) -> Any:
         items = []

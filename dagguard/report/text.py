@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dagguard.engine.dag_listing import unseen_note
 from dagguard.engine.runner import CheckResult
 
 _BOLD, _RED, _YELLOW, _CYAN, _DIM, _RESET = "\033[1m", "\033[31m", "\033[33m", "\033[36m", "\033[2m", "\033[0m"
@@ -34,4 +35,7 @@ def format_text(result: CheckResult, color: bool) -> str:
                 lines.append(f"  help: {f.help}")
     summary = summary_line(result)
     lines.append(f"{_BOLD}{summary}{_RESET}" if color else summary)
+    note = unseen_note(len(result.files_without_dags))
+    if note is not None:
+        lines.append(note)
     return "\n".join(lines) + "\n"

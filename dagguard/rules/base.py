@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, ClassVar, Iterable, Optional
 import libcst as cst
 
 from dagguard.model.branches import BranchPath
+from dagguard.model.arguments import ArgValue
 from dagguard.model.dags import DagModel, FileModel
 
 if TYPE_CHECKING:
@@ -25,6 +26,8 @@ class Report:
     help: Optional[str] = None
     dag: Optional[DagModel] = None   # a finding about a DAG: noqa on its first line applies too
     severity: Optional[str] = None   # overrides the rule's default when set
+    # The argument holding the risky value: when a factory's default gave it, the help says so.
+    argument: Optional[ArgValue] = None
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ class CatchupWithoutEndDate(Rule):
                 node=catchup.report_node if catchup is not None else dag.report_node,
                 message=backlog_message(dag, rec, context.now),
                 help="set end_date=... to bound the backfill, or catchup=False",
-                dag=dag,
+                dag=dag, argument=catchup,
             )
 
 

@@ -30,6 +30,6 @@ class DynamicStartDate(Rule):
                         message=f"{dag.label} start_date comes from {source}; it moves on every parse, "
                                 "so runs are skipped or created at random",
                         help='use a fixed date, e.g. pendulum.datetime(2026, 1, 1, tz="UTC")',
-                        dag=dag,
+                        dag=dag, argument=arg,
                     )
                     break  # one finding per DAG

@@ -34,5 +34,5 @@ class LargeCatchupBacklog(Rule):
                             f"end_date, over max-catchup-runs ({settings.max_catchup_runs:,})",
                     help="move start_date closer, backfill in chunks with `airflow backfill create`, "
                          "or raise max-catchup-runs",
-                    dag=dag,
+                    dag=dag, argument=start_arg,
                 )

@@ -1,0 +1,97 @@
+"""What `dagguard dags` lists: each DAG the linter sees, with its arguments as resolved."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import asdict, dataclass
+from typing import Any, Optional
+
+from dagguard.model.arguments import Arguments
+from dagguard.model.dags import DagModel
+from dagguard.model.values import UNKNOWN, AssetSchedule, StaticDict, Timetable
+
+UNKNOWN_TEXT = "unknown"
+NOT_SET = "not set"
+LISTED_ARGUMENTS = ("schedule", "catchup", "start_date", "end_date", "max_active_runs", "max_active_tasks")
+_SCHEDULES = ("schedule", "schedule_interval", "timetable")
+
+
+@dataclass(frozen=True)
+class DagSummary:
+    """One DAG as the linter resolved it; every value is text: the value, "unknown" or "not set"."""
+
+    path: str
+    line: int
+    dag_id: str
+    found_by: str                 # "DAG()", "@dag" or the factory's qualified name
+    schedule: str
+    catchup: str
+    start_date: str
+    end_date: str
+    max_active_runs: str
+    max_active_tasks: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def summarize(dag: DagModel, shown: str, line: int) -> DagSummary:
+    """The DAG's listing entry."""
+    schedule = next((name for name in _SCHEDULES if name in dag.args), "schedule")
+    return DagSummary(
+        path=shown, line=line, dag_id=dag.dag_id if dag.dag_id is not None else UNKNOWN_TEXT,
+        found_by=dag.found_by,
+        schedule=_argument(dag.args, schedule),
+        catchup=_argument(dag.args, "catchup"),
+        start_date=_date(dag, "start_date"),
+        end_date=_date(dag, "end_date"),
+        max_active_runs=_argument(dag.args, "max_active_runs"),
+        max_active_tasks=_argument(dag.args, "max_active_tasks"),
+    )
+
+
+def _date(dag: DagModel, name: str) -> str:
+    direct = _argument(dag.args, name)
+    if direct not in (NOT_SET, "None"):
+        return direct
+    inherited = _argument(dag.default_args, name)
+    return direct if inherited == NOT_SET else inherited
+
+
+def _argument(args: Arguments, name: str) -> str:
+    arg = args.get(name)
+    if arg is None:
+        return NOT_SET if args.complete else UNKNOWN_TEXT
+    return _text(arg.value)
+
+
+def _text(value: Any) -> str:
+    if value is UNKNOWN:
+        return UNKNOWN_TEXT
+    if isinstance(value, dt.datetime):
+        return value.isoformat()
+    if isinstance(value, Timetable):
+        return f"{value.qualname.rsplit('.', 1)[-1]}({value.cron or value.delta})"
+    if isinstance(value, AssetSchedule):
+        return "assets"
+    if isinstance(value, StaticDict):
+        return UNKNOWN_TEXT
+    return str(value)
+
+
+def format_text(dags: list[DagSummary]) -> str:
+    """One line per DAG, `path:line: dag_id (found by) key=value ...`."""
+    lines = []
+    for dag in dags:
+        values = " ".join(f"{name}={getattr(dag, name)}" for name in LISTED_ARGUMENTS)
+        lines.append(f"{dag.path}:{dag.line}: {dag.dag_id} ({dag.found_by}) {values}")
+    return "\n".join(lines)
+
+
+def unseen_note(count: Optional[int]) -> Optional[str]:
+    """The summary line for files that import airflow but define no DAG the linter sees."""
+    if not count:
+        return None
+    subject = "1 file imports airflow but defines" if count == 1 else f"{count:,} files import airflow but define"
+    return (f"{subject} no DAG dagguard can see (`dagguard dags` lists what it sees); a DAG factory "
+            "outside the checked paths can be declared under [tool.dagguard.dag-factories.\"pkg.make_dag\"]")

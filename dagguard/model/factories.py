@@ -1,0 +1,364 @@
+"""DAG factories: functions and wrapper classes that build a DAG from their parameters.
+
+`create_dag(dag_id="x", schedule="@hourly")` is a DAG when `create_dag` returns the DAG it
+builds (`return DAG(...)`, `dag = DAG(...); return dag`, `with DAG(...) as dag: ... return
+dag`), and `TtdDag(...)` is one when its `__init__` keeps the DAG it builds
+(`self._dag = DAG(...)`). The DAG's arguments are the factory's `DAG(...)` arguments evaluated
+with its parameters bound to what the caller passed (or to their defaults). A value the
+factory computes in branches or from the environment stays unknown.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Optional, Sequence, Union
+
+import libcst as cst
+
+from dagguard.config import DeclaredFactory
+from dagguard.model import airflow_names as names
+from dagguard.model.arguments import ArgValue, Arguments, FactoryDefault, call_arguments, dict_arguments
+from dagguard.model.project import ProjectIndex
+from dagguard.model.scope import ClassBinding, FunctionBinding, Scope, ValueBinding, function_scope
+from dagguard.model.values import UNKNOWN, DictEntry, Evaluator, StaticDict
+
+MAX_FACTORY_DEPTH = 4
+
+
+@dataclass(frozen=True)
+class Factory:
+    """A function (or a class's `__init__`) whose call makes one DAG."""
+
+    qualname: str
+    function: cst.FunctionDef
+    module_scope: Scope              # the scope the factory is defined in
+    build: cst.Call                  # the DAG(...) call, or another factory's call, inside it
+    is_class: bool
+    path: Optional[Path]
+    module: Optional[cst.Module]     # its file's tree, for locating parameters in help
+
+
+@dataclass(frozen=True)
+class FactoryDag:
+    """What a factory call makes: the DAG's arguments and default_args, as the caller sees them."""
+
+    factory: str                     # qualified name, for messages
+    args: Arguments
+    default_args: Arguments
+
+
+@dataclass
+class Resolver:
+    """Finds the factory a call names: same file, a project module, or a declared one."""
+
+    index: Optional[ProjectIndex]
+    path: Optional[Path]
+    declared: Sequence[DeclaredFactory] = ()
+
+    def __post_init__(self) -> None:
+        self._declared = {d.qualname: d for d in self.declared}
+        self._cache: dict[int, Optional[Factory]] = (
+            self.index.analyses if self.index is not None else {})  # type: ignore[assignment]
+
+    def dag_from_call(self, call: cst.Call, scope: Scope, depth: int = 0) -> Optional[FactoryDag]:
+        """The DAG `call` makes when it calls a factory, else None."""
+        func = call.func
+        if type(func) is cst.Name:
+            binding = scope.single(func.value)  # type: ignore[attr-defined]
+            if type(binding) is FunctionBinding or type(binding) is ClassBinding:
+                local = self._factory_of(binding, scope.whole, self.path, None, func.value)  # type: ignore[attr-defined]
+                return self._made(local, call, scope, depth) if local is not None else None
+        elif type(func) is not cst.Attribute:
+            return None
+        qual = scope.qualname(func)
+        if qual is None:
+            return None
+        declared = self._declared.get(qual) or self._declared.get(self._absolute(qual) or "")
+        if declared is not None:
+            return _declared_dag(declared, call, Evaluator(scope, fstrings=True))
+        if self.index is None or qual.startswith("airflow."):
+            return None
+        found = self.index.resolve(qual, self.path)
+        if found is None:
+            return None
+        declared = self._declared.get(found.qualname)
+        if declared is not None:
+            return _declared_dag(declared, call, Evaluator(scope, fstrings=True))
+        factory = self._factory_of(found.binding, found.module.scope, found.module.path,
+                                   found.module.module, found.qualname)
+        return self._made(factory, call, scope, depth) if factory is not None else None
+
+    def _absolute(self, qual: str) -> Optional[str]:
+        return self.index.absolute(qual, self.path) if self.index is not None else None
+
+    def _factory_of(self, binding: object, module_scope: Scope, path: Optional[Path],
+                    module: Optional[cst.Module], qualname: str) -> Optional[Factory]:
+        node = getattr(binding, "node", None)
+        if node is None:
+            return None
+        if id(node) in self._cache:
+            return self._cache[id(node)]
+        self._cache[id(node)] = None   # a factory that reaches itself is not one
+        factory = _analyse(node, module_scope, path, module, qualname, self)
+        self._cache[id(node)] = factory
+        return factory
+
+    def _made(self, factory: Factory, call: cst.Call, caller: Scope, depth: int) -> Optional[FactoryDag]:
+        if depth >= MAX_FACTORY_DEPTH:
+            return None
+        made = _apply(factory, call, Evaluator(caller, fstrings=True), self, depth)
+        if made is None:
+            return None
+        return _rehome(made, call)
+
+    def is_dag_build(self, call: cst.Call, scope: Scope) -> bool:
+        """Does `call` (inside a function) build a DAG: Airflow's DAG(...) or a factory call?"""
+        if scope.resolves_to(call.func, names.DAG_CLASSES):
+            return True
+        return self.factory_for(call, scope) is not None
+
+    def factory_for(self, call: cst.Call, scope: Scope) -> Optional[Factory]:
+        func = call.func
+        if type(func) is cst.Name:
+            binding = scope.single(func.value)  # type: ignore[attr-defined]
+            if type(binding) is FunctionBinding or type(binding) is ClassBinding:
+                return self._factory_of(binding, scope.whole, self.path, None, func.value)  # type: ignore[attr-defined]
+        qual = scope.qualname(func)
+        if qual is None or self.index is None or qual.startswith("airflow."):
+            return None
+        found = self.index.resolve(qual, self.path)
+        if found is None:
+            return None
+        return self._factory_of(found.binding, found.module.scope, found.module.path,
+                                found.module.module, found.qualname)
+
+
+# --- recognising a factory -------------------------------------------------------------------
+
+
+def _analyse(node: Union[cst.FunctionDef, cst.ClassDef], module_scope: Scope, path: Optional[Path],
+             module: Optional[cst.Module], qualname: str, resolver: Resolver) -> Optional[Factory]:
+    if isinstance(node, cst.ClassDef):
+        init = _init_of(node)
+        if init is None:
+            return None
+        scope = function_scope(init, module_scope)
+        build = _kept_build(init, scope, resolver)
+        return Factory(qualname, init, module_scope, build, True, path, module) if build is not None else None
+    if not isinstance(node, cst.FunctionDef) or node.asynchronous is not None:
+        return None
+    scope = function_scope(node, module_scope)
+    build = _returned_build(node, scope, resolver)
+    return Factory(qualname, node, module_scope, build, False, path, module) if build is not None else None
+
+
+def _body(block: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
+    return block.body if isinstance(block, cst.IndentedBlock) else ()  # type: ignore[return-value]
+
+
+def _small(stmt: cst.CSTNode) -> Sequence[cst.BaseSmallStatement]:
+    return stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ()
+
+
+def _returned_build(function: cst.FunctionDef, scope: Scope, resolver: Resolver) -> Optional[cst.Call]:
+    """The DAG-building call whose result the function returns, looked for in its body and in
+    its `with` blocks (not in branches: a DAG made in one branch is not surely made)."""
+    made: dict[str, cst.Call] = {}
+    pending = list(_body(function.body))
+    while pending:
+        stmt = pending.pop(0)
+        if isinstance(stmt, cst.With):
+            for item in stmt.items:
+                if isinstance(item.item, cst.Call) and item.asname is not None \
+                        and isinstance(item.asname.name, cst.Name):
+                    made[item.asname.name.value] = item.item
+            pending[0:0] = list(_body(stmt.body))
+            continue
+        for small in _small(stmt):
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                    and isinstance(small.targets[0].target, cst.Name) and isinstance(small.value, cst.Call):
+                made[small.targets[0].target.value] = small.value
+            elif isinstance(small, cst.Return) and small.value is not None:
+                value = small.value
+                call = value if isinstance(value, cst.Call) else (
+                    made.get(value.value) if isinstance(value, cst.Name) else None)
+                if call is not None and resolver.is_dag_build(call, scope):
+                    return call
+                return None
+    return None
+
+
+def _init_of(cls: cst.ClassDef) -> Optional[cst.FunctionDef]:
+    for stmt in _body(cls.body):
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__init__":
+            return stmt
+    return None
+
+
+def _kept_build(init: cst.FunctionDef, scope: Scope, resolver: Resolver) -> Optional[cst.Call]:
+    """`self.<x> = DAG(...)` at the top of `__init__`'s body."""
+    for stmt in _body(init.body):
+        for small in _small(stmt):
+            if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call) and any(
+                    isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name)
+                    and t.target.value.value == "self" for t in small.targets):
+                if resolver.is_dag_build(small.value, scope):
+                    return small.value
+    return None
+
+
+# --- applying a factory to a call ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Bound:
+    value: Any
+    node: cst.BaseExpression          # the caller's expression, or the parameter's default
+    default: Optional[FactoryDefault]
+
+
+def _bind(factory: Factory, call: cst.Call, caller: Evaluator) -> Optional[dict[str, _Bound]]:
+    """Each parameter's value for this call; None when the call cannot be mapped."""
+    params = factory.function.params
+    positional = [*params.posonly_params, *params.params]
+    if factory.is_class and positional:
+        positional = positional[1:]   # self
+    keyword_names = {p.name.value for p in (*positional, *params.kwonly_params)}
+    star_kwarg = params.star_kwarg.name.value if isinstance(params.star_kwarg, cst.Param) else None
+    star_arg = params.star_arg.name.value if isinstance(params.star_arg, cst.Param) else None
+    bound: dict[str, _Bound] = {}
+    extra: dict[str, DictEntry] = {}
+    complete = True
+    index = 0
+    for arg in call.args:
+        if arg.star == "*":
+            return None   # which parameters it fills is not known
+        if arg.star == "**":
+            splat = caller.static_dict(arg.value)
+            if splat is None:
+                complete = False
+                continue
+            complete = complete and splat.complete
+            for key, entry in splat.entries.items():
+                if key in keyword_names:
+                    bound[key] = _Bound(entry.value, entry.value_node, None)
+                else:
+                    extra[key] = entry
+        elif arg.keyword is not None:
+            key = arg.keyword.value
+            value = caller.value(arg.value)
+            if key in keyword_names:
+                bound[key] = _Bound(value, arg.value, None)
+            elif star_kwarg is not None:
+                extra[key] = DictEntry(arg.keyword, arg.value, value)
+            else:
+                return None  # not a call Python would accept
+        else:
+            if index >= len(positional):
+                if star_arg is None:
+                    return None
+                complete = False
+            else:
+                bound[positional[index].name.value] = _Bound(caller.value(arg.value), arg.value, None)
+            index += 1
+    definition = Evaluator(factory.module_scope, fstrings=True)
+    for param in (*positional, *params.kwonly_params):
+        name = param.name.value
+        if name in bound:
+            continue
+        if not complete:
+            bound[name] = _Bound(UNKNOWN, param.name, None)
+        elif param.default is not None:
+            default = FactoryDefault(factory.qualname, name, factory.path, factory.module, param)
+            bound[name] = _Bound(definition.value(param.default), param.default, default)
+        else:
+            bound[name] = _Bound(UNKNOWN, param.name, None)  # a required parameter not passed
+    if star_kwarg is not None:
+        bound[star_kwarg] = _Bound(StaticDict(extra, complete), call, None)
+    if star_arg is not None:
+        bound[star_arg] = _Bound(UNKNOWN, call, None)
+    return bound
+
+
+def _bound_scope(factory: Factory, bound: dict[str, _Bound]) -> Scope:
+    scope = function_scope(factory.function, factory.module_scope)
+    for name, value in bound.items():
+        # function_scope binds each parameter first (opaque); the body's own bindings follow.
+        existing = scope.bindings.get(name, [])
+        scope.bindings[name] = [ValueBinding(value.value), *existing[1:]]
+    return scope
+
+
+def _apply(factory: Factory, call: cst.Call, caller: Evaluator, resolver: Resolver,
+           depth: int) -> Optional[FactoryDag]:
+    bound = _bind(factory, call, caller)
+    if bound is None:
+        return None
+    scope = _bound_scope(factory, bound)
+    evaluator = Evaluator(scope, fstrings=True)
+    inner = resolver.factory_for(factory.build, scope) \
+        if not scope.resolves_to(factory.build.func, names.DAG_CLASSES) else None
+    if inner is not None:
+        made = _apply(inner, factory.build, evaluator, resolver, depth + 1) \
+            if depth + 1 < MAX_FACTORY_DEPTH else None
+        if made is None:
+            return None
+        args, default_args = made.args, made.default_args
+    else:
+        args = call_arguments(factory.build, evaluator, positional=("dag_id",))
+        default_args = dict_arguments(args.get("default_args"), evaluator)
+    return FactoryDag(factory.qualname, _through(args, bound), _through(default_args, bound))
+
+
+def _through(args: Arguments, bound: dict[str, _Bound]) -> Arguments:
+    """Arguments whose expression is one of this factory's parameters now point at what the
+    caller gave for it (or at the parameter's default)."""
+    values: dict[str, ArgValue] = {}
+    for name, arg in args.values.items():
+        if isinstance(arg.node, cst.Name) and arg.node.value in bound:
+            given = bound[arg.node.value]
+            arg = replace(arg, node=given.node, factory_default=given.default or arg.factory_default)
+        values[name] = arg
+    return Arguments(values, args.complete)
+
+
+def _rehome(made: FactoryDag, call: cst.Call) -> FactoryDag:
+    """Point every argument at the caller's file: at its own argument when it passed the
+    value, else at the call."""
+    own: dict[int, cst.CSTNode] = {}
+    for arg in call.args:
+        own[id(arg.value)] = arg
+    return replace(made, args=_rehomed(made.args, own, call), default_args=_rehomed(made.default_args, own, call))
+
+
+def _rehomed(args: Arguments, own: dict[int, cst.CSTNode], call: cst.Call) -> Arguments:
+    values = {name: replace(arg, report_node=own.get(id(arg.node), call)) for name, arg in args.values.items()}
+    return Arguments(values, args.complete)
+
+
+# --- declared factories ----------------------------------------------------------------------
+
+
+def _declared_dag(declared: DeclaredFactory, call: cst.Call, caller: Evaluator) -> FactoryDag:
+    renames = dict(declared.arguments)
+    values: dict[str, ArgValue] = {}
+    for name, value in declared.defaults:
+        values[name] = ArgValue(name, call, _toml_value(value), "factory", call)
+    given = call_arguments(call, caller, positional=("dag_id",) if "dag_id" not in renames.values() else ())
+    for name, arg in given.values.items():
+        target = renames.get(name, name)
+        values[target] = replace(arg, name=target)
+    default_args = dict_arguments(values.get("default_args"), caller)
+    return FactoryDag(declared.qualname, Arguments(values, given.complete), default_args)
+
+
+def _toml_value(value: Any) -> Any:
+    # TOML dates are naive: Airflow reads a naive start_date in its default timezone, UTC.
+    if isinstance(value, dt.datetime):
+        return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+    if isinstance(value, dt.date):
+        return dt.datetime(value.year, value.month, value.day, tzinfo=dt.timezone.utc)
+    return value
+

@@ -1,0 +1,224 @@
+"""The project index: the checked project's own modules, found and parsed statically.
+
+`from common.factory import create_dag` names a module of the project when
+`common/factory.py` sits under a module root. Roots are searched the way Airflow's `sys.path`
+would find the module; nothing is imported or run. Each module is read and parsed at most
+once per run, on first use. A module that is missing, does not parse, or is reached again
+while following its own re-exports (an import cycle) answers nothing: its names stay unknown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Optional, Sequence
+
+import libcst as cst
+
+from dagguard.model.scope import Binding, ImportBinding, ModuleScope, module_scope
+
+MAX_FOLLOW = 8                     # re-export hops (`from .a import f` in __init__.py ...)
+MAX_MODULE_BYTES = 2 * 1024 * 1024
+# Names under these packages are never project modules: skip the file-system lookups.
+_FOREIGN = frozenset({
+    "airflow", "datetime", "pendulum", "os", "sys", "typing", "json", "logging", "re",
+    "collections", "functools", "pathlib", "dataclasses", "time", "__future__",
+})
+
+
+class ProjectModule:
+    """One parsed module of the project; its bindings are read on first use."""
+
+    def __init__(self, name: str, path: Path, module: cst.Module) -> None:
+        self.name = name           # dotted module name
+        self.path = path
+        self.module = module
+        self._scope: Optional[ModuleScope] = None
+
+    @property
+    def scope(self) -> ModuleScope:
+        if self._scope is None:
+            self._scope = module_scope(self.module)
+        return self._scope
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """What a qualified name means: a binding in a project module."""
+
+    module: ProjectModule
+    name: str
+    binding: Binding
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.module.name}.{self.name}"
+
+
+class ProjectIndex:
+    """Answers "what does this imported name mean" for every file checked in one run."""
+
+    def __init__(self, roots: Iterable[Path]) -> None:
+        self.roots: tuple[Path, ...] = tuple(dict.fromkeys(_resolved(root) for root in roots))
+        self._by_name: dict[str, Optional[ProjectModule]] = {}
+        self._by_path: dict[Path, Optional[ProjectModule]] = {}
+        self._tops: dict[str, bool] = {}
+        self.analyses: dict[int, object] = {}   # per-node facts (dagguard.model.factories)
+
+    # --- modules ---------------------------------------------------------------------------
+
+    def module_named(self, name: str) -> Optional[ProjectModule]:
+        """The project module `name` (a.b.c), parsed on first use; None when not in the project."""
+        if name in self._by_name:
+            return self._by_name[name]
+        found: Optional[ProjectModule] = None
+        top = name.split(".", 1)[0]
+        if top not in _FOREIGN and self._has_top(top):
+            relative = Path(*name.split("."))
+            for root in self.roots:
+                for candidate in (root / relative.with_suffix(".py"), root / relative / "__init__.py"):
+                    if candidate.is_file():
+                        found = self._load(name, candidate)
+                        break
+                if found is not None:
+                    break
+        self._by_name[name] = found
+        return found
+
+    def module_at(self, path: Path) -> Optional[ProjectModule]:
+        """The parsed module at `path` when the index has already read it (or can)."""
+        path = _resolved(path)
+        if path in self._by_path:
+            return self._by_path[path]
+        return self._load(self.module_name_of(path) or path.stem, path)
+
+    def parsed(self, path: Path) -> Optional[cst.Module]:
+        """The tree of `path` if the index parsed it already: the engine reuses it."""
+        module = self._by_path.get(_resolved(path))
+        return module.module if module is not None else None
+
+    def remember(self, path: Path, module: cst.Module) -> None:
+        """Record a tree the engine parsed, so an import of it is not parsed again."""
+        path = _resolved(path)
+        if path not in self._by_path:
+            name = self.module_name_of(path) or path.stem
+            self._by_path[path] = ProjectModule(name, path, module)
+
+    def _load(self, name: str, path: Path) -> Optional[ProjectModule]:
+        path = _resolved(path)
+        if path in self._by_path:
+            return self._by_path[path]
+        loaded: Optional[ProjectModule] = None
+        try:
+            if path.stat().st_size <= MAX_MODULE_BYTES:
+                tree = cst.parse_module(path.read_bytes())
+                loaded = ProjectModule(name, path, tree)
+        except Exception:  # unreadable, or does not parse: its names stay unknown
+            loaded = None
+        self._by_path[path] = loaded
+        return loaded
+
+    def _has_top(self, top: str) -> bool:
+        known = self._tops.get(top)
+        if known is None:
+            known = self._tops[top] = any(
+                (root / top).is_dir() or (root / f"{top}.py").is_file() for root in self.roots)
+        return known
+
+    def module_name_of(self, path: Path) -> Optional[str]:
+        """The dotted name `path` has under the first root that holds it."""
+        path = _resolved(path)
+        for root in self.roots:
+            try:
+                relative = path.relative_to(root)
+            except ValueError:
+                continue
+            parts = list(relative.with_suffix("").parts)
+            if parts and parts[-1] == "__init__":
+                parts.pop()
+            if parts:
+                return ".".join(parts)
+        return None
+
+    # --- names -----------------------------------------------------------------------------
+
+    def absolute(self, qualname: str, importer: Optional[Path]) -> Optional[str]:
+        """`qualname` with a relative import's leading dots replaced by the importer's package."""
+        if not qualname.startswith("."):
+            return qualname
+        if importer is None:
+            return None
+        level = len(qualname) - len(qualname.lstrip("."))
+        rest = qualname[level:]
+        package = self.module_name_of(importer)
+        if package is None:
+            return None
+        parts = package.split(".")
+        if _resolved(importer).name != "__init__.py":
+            parts = parts[:-1]
+        if level - 1 > len(parts):
+            return None
+        base = parts[:len(parts) - (level - 1)]
+        return ".".join([*base, rest] if rest else base) or None
+
+    def resolve(self, qualname: str, importer: Optional[Path] = None) -> Optional[Resolved]:
+        """The project binding `qualname` names, following re-exports; None when not static."""
+        seen: set[str] = set()
+        current: Optional[str] = self.absolute(qualname, importer)
+        for _ in range(MAX_FOLLOW):
+            if current is None or current in seen:
+                return None   # an import cycle
+            seen.add(current)
+            found = self._binding(current)
+            if found is None:
+                return None
+            if type(found.binding) is not ImportBinding:
+                return found
+            current = self.absolute(found.binding.qualname, found.module.path)  # type: ignore[union-attr]
+        return None
+
+    def _binding(self, qualname: str) -> Optional[Resolved]:
+        module_name, _, name = qualname.rpartition(".")
+        if not module_name or qualname.split(".", 1)[0] in _FOREIGN:
+            return None
+        module = self.module_named(module_name)
+        if module is None:
+            return None
+        bindings = module.scope.bindings.get(name, ())
+        if len(bindings) != 1:
+            return None
+        return Resolved(module, name, bindings[0])
+
+
+def project_roots(paths: Sequence[Path], config_path: Optional[Path], src: Sequence[str]) -> list[Path]:
+    """Where the project's modules are found: the config's folder (else the paths' common
+    parent), each checked folder, each folder named dags or plugins on the way, and `src`."""
+    resolved = [_resolved(p) for p in paths]
+    folders = [p if p.is_dir() else p.parent for p in resolved]
+    base = config_path.parent if config_path is not None else _common_parent(folders)
+    roots: list[Path] = []
+    if base is not None:
+        roots.append(base)
+        roots.extend(_resolved(base / entry) for entry in src)
+    for folder in folders:
+        roots.append(folder)
+        roots.extend(parent for parent in (folder, *folder.parents)
+                     if parent.name in ("dags", "plugins"))
+    return roots
+
+
+def _common_parent(folders: Sequence[Path]) -> Optional[Path]:
+    if not folders:
+        return None
+    common = folders[0]
+    for folder in folders[1:]:
+        while common not in (folder, *folder.parents):
+            common = common.parent
+    return common
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path

@@ -1,0 +1,193 @@
+"""DAG factories, wrapper classes and project modules, on the fixture repository
+tests/fixtures/factory_repo (read statically: nothing in it is imported)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from dagguard.api import check_paths, check_source
+from dagguard.config import ConfigError, load_file
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURE = REPO / "tests" / "fixtures" / "factory_repo"
+NOW = dt.datetime(2026, 11, 30, tzinfo=dt.timezone.utc)
+
+
+@pytest.fixture(scope="module")
+def findings():
+    cwd = os.getcwd()
+    os.chdir(FIXTURE)
+    try:
+        result = check_paths(["."], now=NOW)
+    finally:
+        os.chdir(cwd)
+    return result
+
+
+def _at(result, path: str, code: str):
+    return [f for f in result.findings if f.path == path and f.code == code]
+
+
+def test_cross_module_factory_with_risky_defaults_is_a_dag(findings):
+    [finding] = _at(findings, "dags/absolute.py", "DG101")
+    assert finding.line == 6
+    assert finding.message.startswith("DAG 'orders_hourly' (made by common.factory.create_dag) enables catchup")
+    assert "~78,000 runs" in finding.message
+    assert "default of common.factory.create_dag's parameter 'catchup' (lib/common/factory.py:10)" in finding.help
+
+
+def test_caller_overriding_the_defaults_and_safe_defaults_are_clean(findings):
+    lines = {f.line for f in findings.findings if f.path == "dags/absolute.py"}
+    assert lines == {6}
+
+
+def test_relative_import_reaches_the_factory(findings):
+    [finding] = _at(findings, "dags/team/relative.py", "DG101")
+    assert "(made by dags.team.factory.team_dag)" in finding.message
+
+
+def test_kwargs_forwarded_reach_dag_and_point_at_the_callers_argument(findings):
+    [finding] = _at(findings, "dags/forwarding.py", "DG106")
+    assert (finding.line, finding.column) == (5, 35)
+    assert "'forwarded' (made by common.factory.forwarding_dag)" in finding.message
+
+
+def test_factory_calling_a_factory(findings):
+    [finding] = _at(findings, "dags/layered.py", "DG101")
+    assert "DAG 'sales_rollup' (made by common.factory.hourly_team_dag)" in finding.message
+
+
+def test_wrapper_class(findings):
+    [finding] = _at(findings, "dags/wrapper.py", "DG101")
+    assert "DAG 'platform_hourly' (made by common.factory.PlatformDag)" in finding.message
+
+
+def test_declared_factory_defaults_and_renamed_arguments(findings):
+    [finding] = _at(findings, "dags/declared.py", "DG101")
+    assert "(made by vendor_platform.VendorDag)" in finding.message
+    assert "~1,800 runs" in finding.message     # schedule_interval="@daily" became schedule
+    assert not _at(findings, "dags/declared.py", "DG106")
+    assert not _at(findings, "dags/declared.py", "DG102")
+
+
+def test_value_from_the_environment_is_silent(findings):
+    assert not [f for f in findings.findings if f.path == "dags/env.py"]
+
+
+def test_missing_broken_and_cyclic_modules_are_unknown_not_errors(findings):
+    assert not [f for f in findings.findings if f.path == "dags/unseen.py"]
+    assert not findings.internal_errors
+    assert findings.files_without_dags == ("dags/unseen.py",)
+
+
+def test_duplicate_dag_id_made_by_factories_in_two_files(findings):
+    [finding] = _at(findings, "dags/dup_two.py", "DG302")
+    assert "'billing_nightly' is already defined at dags/dup_one.py:4" in finding.message
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "dagguard", *args], cwd=FIXTURE, capture_output=True,
+                          text=True, env=env, timeout=120)
+
+
+def test_dags_command_golden_text():
+    result = _cli("dags")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == (FIXTURE.parent / "factory_repo.dags.txt").read_text()
+
+
+def test_dags_command_golden_json():
+    result = _cli("dags", "--format", "json")
+    assert json.loads(result.stdout) == json.loads((FIXTURE.parent / "factory_repo.dags.json").read_text())
+
+
+def test_check_summary_counts_files_without_a_visible_dag():
+    result = _cli("check", "dags/unseen.py", "dags/absolute.py")
+    assert "1 file imports airflow but defines no DAG dagguard can see" in result.stdout
+    assert "dag-factories" in result.stdout
+
+
+def _lint(code: str) -> list:
+    return check_source(textwrap.dedent(code), "dag.py", now=NOW)
+
+
+IN_FILE = """\
+    import pendulum
+    from airflow import DAG
+
+    def make(dag_id, schedule="@hourly", catchup=True):
+        dag = DAG(dag_id, schedule=schedule, catchup=catchup, start_date=pendulum.datetime(2024, 1, 1),
+                  max_active_runs=1, max_active_tasks=2)
+        return dag
+
+    orders = make("orders"){noqa}
+    """
+
+
+def test_in_file_factory_and_noqa_on_the_call():
+    [finding] = [f for f in _lint(IN_FILE.format(noqa="")) if f.code == "DG101"]
+    assert finding.line == 9 and "DAG 'orders' (made by make)" in finding.message
+    assert not [f for f in _lint(IN_FILE.format(noqa="  # noqa: DG101")) if f.code == "DG101"]
+
+
+def test_factory_own_dag_call_is_silent_for_parameter_values():
+    assert [f.line for f in _lint(IN_FILE.format(noqa="")) if f.code == "DG101"] == [9]
+
+
+def test_tasks_attach_to_a_factory_made_dag():
+    code = """\
+        from airflow import DAG
+        from airflow.providers.standard.operators.empty import EmptyOperator
+
+        def make(dag_id):
+            with DAG(dag_id, schedule=None, max_active_runs=1, max_active_tasks=2) as dag:
+                pass
+            return dag
+
+        with make("a") as dag:
+            EmptyOperator(task_id="x")
+            EmptyOperator(task_id="x")
+        """
+    assert [f.code for f in _lint(code)] == ["DG303"]
+
+
+def test_caller_passing_a_safe_value_overrides_the_risky_default():
+    code = IN_FILE.format(noqa="").replace('make("orders")', 'make("orders", catchup=False)')
+    assert not [f for f in _lint(code) if f.code == "DG101"]
+
+
+def _config(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "pyproject.toml"
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+@pytest.mark.parametrize("body, message", [
+    ('[tool.dagguard.dag-factories."x.Y"]\nbogus = 1\n', "unknown key 'bogus'"),
+    ('[tool.dagguard.dag-factories."x.Y"]\narguments = { a = 1 }\n', "arguments must be a table"),
+    ('[tool.dagguard.dag-factories."nodots"]\n', "dotted import path"),
+    ('[tool.dagguard]\nsrc = "lib"\n', "src must be a list of strings"),
+])
+def test_bad_factory_config_names_key_and_file(tmp_path, body, message):
+    path = _config(tmp_path, body)
+    with pytest.raises(ConfigError) as raised:
+        load_file(path)
+    assert message in str(raised.value) and str(path.resolve()) in str(raised.value)
+
+
+def test_bad_factory_config_exits_2(tmp_path):
+    _config(tmp_path, '[tool.dagguard.dag-factories."x.Y"]\nbogus = 1\n')
+    (tmp_path / "d.py").write_text("x = 1\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    result = subprocess.run([sys.executable, "-m", "dagguard", "check", "d.py"], cwd=tmp_path,
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 2 and "bogus" in result.stderr and "Traceback" not in result.stderr
