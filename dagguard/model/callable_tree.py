@@ -8,7 +8,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from dagguard.model.scope import ConstantBinding, Scope
+from dagguard.model.scope import Scope
 from dagguard.model.tree import child_nodes
 from dagguard.model.values import Evaluator
 
@@ -106,10 +106,10 @@ def formatted_text(node: cst.BaseExpression, scope: Scope, module: cst.Module,
     `{expr}` replaced by a placeholder derived from expr; None for anything else. `names`
     collects placeholder -> "{expr}" for messages."""
     if isinstance(node, cst.Name):
-        binding = scope.single(node.value)
-        if not isinstance(binding, ConstantBinding):
+        found = scope.constant(node.value)
+        if found is None:
             return None
-        node = binding.value
+        node, scope = found
     if isinstance(node, cst.ConcatenatedString):
         left = formatted_text(node.left, scope, module, names)
         right = formatted_text(node.right, scope, module, names)

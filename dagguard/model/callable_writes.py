@@ -11,7 +11,7 @@ import libcst as cst
 
 from dagguard.model.callable_sql import SqlCall
 from dagguard.model.callable_tree import CallableTree, argument
-from dagguard.model.scope import ConstantBinding
+
 
 # Methods that write whatever SQL text or rows they are given.
 _ROW_WRITERS = frozenset({"insert_rows", "bulk_insert_rows", "bulk_load", "bulk_load_custom"})
@@ -127,10 +127,12 @@ class WriteFinder:
 
     def _table_call(self, expr: cst.BaseExpression) -> Optional[cst.Call]:
         """`sqlalchemy.Table(...)`, directly or through the name bound to it."""
+        scope = self.scope
         if isinstance(expr, cst.Name):
-            binding = self.scope.single(expr.value)
-            expr = binding.value if isinstance(binding, ConstantBinding) else expr
-        if isinstance(expr, cst.Call) and self.scope.resolves_to(expr.func, SQLALCHEMY_TABLE):
+            found = scope.constant(expr.value)
+            if found is not None:
+                expr, scope = found
+        if isinstance(expr, cst.Call) and scope.resolves_to(expr.func, SQLALCHEMY_TABLE):
             return expr
         return None
 

@@ -15,6 +15,7 @@ import libcst as cst
 from dagguard.model import airflow_names as names
 from dagguard.model.arguments import ArgValue, Arguments, call_arguments, dict_arguments
 from dagguard.model.factories import Resolver
+from dagguard.model.project import ModuleLink
 from dagguard.model.scope import FunctionBinding, Scope, function_scope, module_scope
 from dagguard.model.tree import branch_nodes, child_nodes
 from dagguard.model.values import Evaluator
@@ -134,6 +135,8 @@ class _Builder:
         self.module = module
         self.resolver = resolver or Resolver(None, None)
         self.scope = module_scope(module)
+        if self.resolver.index is not None:
+            self.scope.project = ModuleLink(self.resolver.index, self.resolver.path)
         self.dags: list[DagModel] = []
         self.parse_time_calls: list[ParseTimeCall] = []
         self.dag_vars: dict[tuple[int, str], DagModel] = {}

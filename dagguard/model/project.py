@@ -15,7 +15,8 @@ from typing import Iterable, Optional, Sequence
 
 import libcst as cst
 
-from dagguard.model.scope import Binding, ImportBinding, ModuleScope, module_scope
+from dagguard.model.scope import (Binding, ConstantBinding, ImportBinding, ModuleScope, ProjectLink, Scope,
+                                  module_scope)
 
 MAX_FOLLOW = 8                     # re-export hops (`from .a import f` in __init__.py ...)
 MAX_MODULE_BYTES = 2 * 1024 * 1024
@@ -29,16 +30,18 @@ _FOREIGN = frozenset({
 class ProjectModule:
     """One parsed module of the project; its bindings are read on first use."""
 
-    def __init__(self, name: str, path: Path, module: cst.Module) -> None:
+    def __init__(self, name: str, path: Path, module: cst.Module, index: "ProjectIndex") -> None:
         self.name = name           # dotted module name
         self.path = path
         self.module = module
+        self._index = index
         self._scope: Optional[ModuleScope] = None
 
     @property
     def scope(self) -> ModuleScope:
         if self._scope is None:
             self._scope = module_scope(self.module)
+            self._scope.project = ModuleLink(self._index, self.path)
         return self._scope
 
 
@@ -102,7 +105,7 @@ class ProjectIndex:
         path = _resolved(path)
         if path not in self._by_path:
             name = self.module_name_of(path) or path.stem
-            self._by_path[path] = ProjectModule(name, path, module)
+            self._by_path[path] = ProjectModule(name, path, module, self)
 
     def _load(self, name: str, path: Path) -> Optional[ProjectModule]:
         path = _resolved(path)
@@ -112,7 +115,7 @@ class ProjectIndex:
         try:
             if path.stat().st_size <= MAX_MODULE_BYTES:
                 tree = cst.parse_module(path.read_bytes())
-                loaded = ProjectModule(name, path, tree)
+                loaded = ProjectModule(name, path, tree, self)
         except Exception:  # unreadable, or does not parse: its names stay unknown
             loaded = None
         self._by_path[path] = loaded
@@ -188,6 +191,20 @@ class ProjectIndex:
         if len(bindings) != 1:
             return None
         return Resolved(module, name, bindings[0])
+
+
+class ModuleLink(ProjectLink):
+    """A module's way into the index: its imports resolve relative to its own path."""
+
+    def __init__(self, index: ProjectIndex, path: Optional[Path]) -> None:
+        self.index = index
+        self.path = path
+
+    def constant(self, qualname: str) -> Optional[tuple[cst.BaseExpression, Scope]]:
+        found = self.index.resolve(qualname, self.path)
+        if found is None or type(found.binding) is not ConstantBinding:
+            return None
+        return found.binding.value, found.module.scope  # type: ignore[union-attr]
 
 
 def project_roots(paths: Sequence[Path], config_path: Optional[Path], src: Sequence[str]) -> list[Path]:

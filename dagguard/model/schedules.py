@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional
 import libcst as cst
 
 from dagguard.model import airflow_names as names
-from dagguard.model.scope import ConstantBinding
+
 from dagguard.model.values import MAX_DEPTH, UNKNOWN, AssetSchedule, Evaluator, Timetable
 
 PRESETS = {
@@ -80,10 +80,11 @@ def timetable_call_recurrence(node: cst.BaseExpression, evaluator: Evaluator, de
     if depth > MAX_DEPTH:
         return UNKNOWN
     if isinstance(node, cst.Name):
-        binding = evaluator.scope.single(node.value)
-        if isinstance(binding, ConstantBinding):
-            return timetable_call_recurrence(binding.value, evaluator, depth + 1)
-        return UNKNOWN
+        found = evaluator.scope.constant(node.value)
+        if found is None:
+            return UNKNOWN
+        reader = evaluator if found[1] is evaluator.scope else Evaluator(found[1])
+        return timetable_call_recurrence(found[0], reader, depth + 1)
     if not isinstance(node, cst.Call):
         return UNKNOWN
     qual = evaluator.scope.qualname(node.func)

@@ -116,6 +116,33 @@ class Scope:
         """This scope with every binding, as code that runs after all its statements sees it."""
         return self
 
+    def constant(self, name: str) -> Optional[tuple[cst.BaseExpression, "Scope"]]:
+        """The expression a module constant `name` is assigned, and the scope to read it in:
+        this file's (`NAME = ...`), or a project module's that `name` is imported from. The one
+        way every part of the model follows a name to its value."""
+        binding = self.single(name)
+        if type(binding) is ConstantBinding:
+            return binding.value, self  # type: ignore[union-attr]
+        if type(binding) is ImportBinding:
+            link = self.project_link()
+            if link is not None:
+                return link.constant(binding.qualname)  # type: ignore[union-attr]
+        return None
+
+    def project_link(self) -> Optional["ProjectLink"]:
+        root: Scope = self
+        while root.parent is not None:
+            root = root.parent
+        module = getattr(root, "module", root)
+        return getattr(module, "project", None)
+
+
+class ProjectLink:
+    """How a module's scope reaches the project's other modules (dagguard.model.project)."""
+
+    def constant(self, qualname: str) -> Optional[tuple[cst.BaseExpression, Scope]]:
+        raise NotImplementedError
+
 
 @dataclass
 class ModuleScope(Scope):
@@ -124,6 +151,7 @@ class ModuleScope(Scope):
     # Per name, parallel to `bindings`: (statement index, made unconditionally by it).
     places: dict[str, list[tuple[int, bool]]] = field(default_factory=dict)
     constants: list[tuple[int, ConstantBinding]] = field(default_factory=list)
+    project: Optional[ProjectLink] = None   # set when the file is checked with a project index
     _names_read: dict[int, frozenset[str]] = field(default_factory=dict, repr=False)
 
     def add_at(self, name: str, binding: Binding, index: int, unconditional: bool) -> None:

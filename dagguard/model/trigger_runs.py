@@ -11,7 +11,7 @@ from dagguard.model import airflow_names as names
 from dagguard.model.dags import DagModel, FileModel
 from dagguard.model.schedules import (SCHEDULE_ARGUMENTS, Recurrence, dag_recurrence, keyword_argument,
                                       timetable_call_recurrence)
-from dagguard.model.scope import ConstantBinding
+
 from dagguard.model.values import UNKNOWN, Evaluator, Timetable
 
 if TYPE_CHECKING:
@@ -56,10 +56,11 @@ def _unread_timetable(node: cst.BaseExpression, evaluator: Evaluator, depth: int
     end at the same instant: a MultipleCronTriggerTimetable without `interval=`, or an
     AssetOrTimeSchedule whose `timetable=` is a trigger timetable. None otherwise."""
     for _ in range(3):  # through module constants: TIMETABLE = MultipleCronTriggerTimetable(...)
-        binding = evaluator.scope.single(node.value) if isinstance(node, cst.Name) else None
-        if not isinstance(binding, ConstantBinding):
+        found = evaluator.scope.constant(node.value) if isinstance(node, cst.Name) else None
+        if found is None:
             break
-        node = binding.value
+        node = found[0]
+        evaluator = evaluator if found[1] is evaluator.scope else Evaluator(found[1])
     if not isinstance(node, cst.Call) or depth > 2:
         return None
     kind = evaluator.scope.qualname(node.func)

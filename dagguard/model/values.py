@@ -10,7 +10,7 @@ from typing import Any, Container, Optional
 import libcst as cst
 
 from dagguard.model import airflow_names as names
-from dagguard.model.scope import ConstantBinding, FunctionBinding, Scope, ValueBinding, function_scope
+from dagguard.model.scope import FunctionBinding, Scope, ValueBinding, function_scope
 from dagguard.model.tree import child_nodes
 
 
@@ -136,11 +136,14 @@ class Evaluator:
         binding = self.scope.single(node.value)
         if binding is None and not self.scope.lookup(node.value):
             return {"True": True, "False": False, "None": None}.get(node.value, UNKNOWN)
-        if isinstance(binding, ConstantBinding):
-            return self.value(binding.value, depth + 1)
         if isinstance(binding, ValueBinding):
             return binding.value
-        return UNKNOWN
+        found = self.scope.constant(node.value)
+        if found is None:
+            return UNKNOWN
+        expr, scope = found
+        reader = self if scope is self.scope else Evaluator(scope, self.fstrings)
+        return reader.value(expr, depth + 1)
 
     def _formatted(self, node: cst.FormattedString, depth: int) -> Any:
         """An f-string of static strings and integers: f"{PREFIX}_orders"."""
@@ -280,9 +283,10 @@ class Evaluator:
             if isinstance(current, cst.Call) and self.scope.resolves_to(current.func, WALL_CLOCK_FUNCTIONS):
                 found.append(current)
             elif isinstance(current, cst.Name):
-                binding = self.scope.single(current.value)
-                if isinstance(binding, ConstantBinding):
-                    found.extend(self.wall_clock_calls(binding.value, depth + 1, deferred))
+                constant = self.scope.constant(current.value)
+                if constant is not None:
+                    reader = self if constant[1] is self.scope else Evaluator(constant[1])
+                    found.extend(reader.wall_clock_calls(constant[0], depth + 1, deferred))
             elif isinstance(current, cst.Attribute):
                 stack.append(current.value)  # not the attribute's name: `x.now` is no module constant
             elif isinstance(current, cst.Arg):
