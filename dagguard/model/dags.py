@@ -412,6 +412,16 @@ def _handle_assign(b: _Builder, node: cst.Assign, ctx: _Ctx) -> list[tuple[cst.C
     return [(child, ctx) for child in child_nodes(node)]
 
 
+def _handle_ann_assign(b: _Builder, node: cst.AnnAssign, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
+    # `dag: DAG = DAG(...)` / `dag: DAG = create_dag(...)` bind the DAG as a plain assignment does.
+    if node.value is not None:
+        if b.is_dag_call(node.value, ctx.scope):
+            b.bind_dag_var(node.target, b.new_dag_from_call(node.value, "call", ctx), ctx.scope)  # type: ignore[arg-type]
+        elif ctx.dag is None and (made := b.dag_from_factory(node.value, ctx)) is not None:
+            b.bind_dag_var(node.target, made, ctx.scope)
+    return [(child, ctx) for child in child_nodes(node)]
+
+
 def _handle_call(b: _Builder, node: cst.Call, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
     if id(node) not in b.claimed_calls:
         if b.is_dag_call(node, ctx.scope):
@@ -470,6 +480,7 @@ _HANDLERS = {
     cst.FunctionDef: _handle_function,
     cst.With: _handle_with,
     cst.Assign: _handle_assign,
+    cst.AnnAssign: _handle_ann_assign,
     cst.Call: _handle_call,
     cst.Lambda: _handle_lambda,
     cst.Return: _handle_return,

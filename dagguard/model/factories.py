@@ -35,7 +35,7 @@ class Factory:
     function: cst.FunctionDef
     module_scope: Scope              # the scope the factory is defined in
     build: cst.Call                  # the DAG(...) call, or another factory's call, inside it
-    is_class: bool
+    skips_first: bool                # its first parameter is self or cls, not the caller's
     path: Optional[Path]
     module: Optional[cst.Module]     # its file's tree, for locating parameters in help
 
@@ -65,37 +65,30 @@ class Resolver:
     def dag_from_call(self, call: cst.Call, scope: Scope, depth: int = 0) -> Optional[FactoryDag]:
         """The DAG `call` makes when it calls a factory, else None."""
         func = call.func
-        if type(func) is cst.Name:
-            binding = scope.single(func.value)  # type: ignore[attr-defined]
-            if type(binding) is FunctionBinding or type(binding) is ClassBinding:
-                local = self._factory_of(binding, scope.whole, self.path, None, func.value)  # type: ignore[attr-defined]
-                return self._made(local, call, scope, depth) if local is not None else None
-        elif type(func) is not cst.Attribute:
+        if type(func) is not cst.Name and type(func) is not cst.Attribute:
             return None
         qual = scope.qualname(func)
-        if qual is None:
+        if qual is not None:
+            declared = self._declared.get(qual) or self._declared.get(self._absolute(qual) or "")
+            if declared is not None:
+                return _declared_dag(declared, call, Evaluator(scope, fstrings=True))
+        factory = self.factory_for(call, scope)
+        if factory is None:
             return None
-        declared = self._declared.get(qual) or self._declared.get(self._absolute(qual) or "")
-        if declared is not None:
+        declared = self._declared.get(factory.qualname)
+        if declared is not None:   # a declaration corrects what was inferred
             return _declared_dag(declared, call, Evaluator(scope, fstrings=True))
-        if self.index is None or qual.startswith("airflow."):
-            return None
-        found = self.index.resolve(qual, self.path)
-        if found is None:
-            return None
-        declared = self._declared.get(found.qualname)
-        if declared is not None:
-            return _declared_dag(declared, call, Evaluator(scope, fstrings=True))
-        factory = self._factory_of(found.binding, found.module.scope, found.module.path,
-                                   found.module.module, found.qualname)
-        return self._made(factory, call, scope, depth) if factory is not None else None
+        return self._made(factory, call, scope, depth)
 
     def _absolute(self, qual: str) -> Optional[str]:
         return self.index.absolute(qual, self.path) if self.index is not None else None
 
     def _factory_of(self, binding: object, module_scope: Scope, path: Optional[Path],
-                    module: Optional[cst.Module], qualname: str) -> Optional[Factory]:
+                    module: Optional[cst.Module], qualname: str, method: Optional[str] = None) -> Optional[Factory]:
         node = getattr(binding, "node", None)
+        if method is not None:
+            node = _static_method(node, method) if isinstance(node, cst.ClassDef) else None
+            qualname = f"{qualname}.{method}"
         if node is None:
             return None
         if id(node) in self._cache:
@@ -120,22 +113,48 @@ class Resolver:
         return self.factory_for(call, scope) is not None
 
     def factory_for(self, call: cst.Call, scope: Scope) -> Optional[Factory]:
+        """The factory `call` calls: a function or class of this file or of a project module,
+        or a static/class method of one (`Helpers.make_dag(...)`)."""
         func = call.func
+        method: Optional[str] = None
+        if type(func) is cst.Attribute and type(func.value) is cst.Name:  # type: ignore[attr-defined]
+            method = func.attr.value  # type: ignore[attr-defined]
+            func = func.value  # type: ignore[attr-defined]
         if type(func) is cst.Name:
             binding = scope.single(func.value)  # type: ignore[attr-defined]
             if type(binding) is FunctionBinding or type(binding) is ClassBinding:
-                return self._factory_of(binding, scope.whole, self.path, None, func.value)  # type: ignore[attr-defined]
+                return self._factory_of(binding, scope.whole, self.path, None, func.value, method)  # type: ignore[attr-defined]
         qual = scope.qualname(func)
         if qual is None or self.index is None or qual.startswith("airflow."):
             return None
         found = self.index.resolve(qual, self.path)
         if found is None:
-            return None
+            if method is None:
+                return None
+            found = self.index.resolve(f"{qual}.{method}", self.path)
+            method = None
+            if found is None:
+                return None
         return self._factory_of(found.binding, found.module.scope, found.module.path,
-                                found.module.module, found.qualname)
+                                found.module.module, found.qualname, method)
 
 
 # --- recognising a factory -------------------------------------------------------------------
+
+
+def _static_method(cls: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
+    """A @staticmethod or @classmethod `name` of the class: callable on the class itself."""
+    for stmt in _body(cls.body):
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value == name and any(
+                isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod")
+                for d in stmt.decorators):
+            return stmt
+    return None
+
+
+def _is_classmethod(function: cst.FunctionDef) -> bool:
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "classmethod"
+               for d in function.decorators)
 
 
 def _analyse(node: Union[cst.FunctionDef, cst.ClassDef], module_scope: Scope, path: Optional[Path],
@@ -151,7 +170,9 @@ def _analyse(node: Union[cst.FunctionDef, cst.ClassDef], module_scope: Scope, pa
         return None
     scope = function_scope(node, module_scope)
     build = _returned_build(node, scope, resolver)
-    return Factory(qualname, node, module_scope, build, False, path, module) if build is not None else None
+    if build is None:
+        return None
+    return Factory(qualname, node, module_scope, build, _is_classmethod(node), path, module)
 
 
 def _body(block: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
@@ -223,7 +244,7 @@ def _bind(factory: Factory, call: cst.Call, caller: Evaluator) -> Optional[dict[
     """Each parameter's value for this call; None when the call cannot be mapped."""
     params = factory.function.params
     positional = [*params.posonly_params, *params.params]
-    if factory.is_class and positional:
+    if factory.skips_first and positional:
         positional = positional[1:]   # self
     keyword_names = {p.name.value for p in (*positional, *params.kwonly_params)}
     star_kwarg = params.star_kwarg.name.value if isinstance(params.star_kwarg, cst.Param) else None

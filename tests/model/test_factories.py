@@ -199,3 +199,25 @@ def test_module_constants_of_the_project_are_read_through_imports(findings):
     assert "'constants_hourly'" in hourly.message and "~78,000 runs" in hourly.message
     # A timetable constant the evaluator gives no value: read by timetable_call_recurrence.
     assert "'constants_twice'" in twice.message and "~6,500 runs" in twice.message
+
+
+def test_static_and_class_method_factories_and_annotated_binding():
+    code = """\
+        import pendulum
+        from airflow import DAG
+        from airflow.providers.standard.operators.empty import EmptyOperator
+
+        class Helpers:
+            @staticmethod
+            def make(dag_id, catchup=True):
+                return DAG(dag_id, schedule="@daily", catchup=catchup, start_date=pendulum.datetime(2024, 1, 1),
+                           max_active_runs=1, max_active_tasks=2)
+
+        a = Helpers.make("static_made")
+        b: DAG = Helpers.make("annotated", catchup=False)
+        EmptyOperator(task_id="x", dag=b)
+        EmptyOperator(task_id="x", dag=b)
+        """
+    found = _lint(code)
+    assert [(f.code, f.dag_id) for f in found] == [("DG101", "static_made"), ("DG303", "annotated")]
+    assert "(made by Helpers.make)" in found[0].message

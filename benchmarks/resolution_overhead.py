@@ -1,0 +1,69 @@
+"""What resolving factories and project modules costs: `dagguard check` of the same files with
+two dagguard checkouts (before and after), alternated N rounds in fresh processes so that load
+drifting on a shared machine hits both alike; prints the ratio of the best times (and of the
+medians), as engine_overhead.py does.
+
+    python benchmarks/resolution_overhead.py BEFORE_CHECKOUT AFTER_CHECKOUT REPO [REPO ...]
+        [--config-for REPO=pyproject.toml ...] [--rounds 2]
+
+Each REPO is checked as one run (its root a module root), with its --config-for file if given;
+the config is read only by the AFTER checkout (BEFORE ignores keys it does not know).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+_RUN = """
+import sys, time, datetime as dt
+from pathlib import Path
+from dagguard.api import check_paths, discover_settings
+from dagguard.config import Settings, load_file
+now = dt.datetime(2026, 11, 30, tzinfo=dt.timezone.utc)
+jobs = [a.split("=", 1) for a in sys.argv[1:]]
+start = time.perf_counter()
+for repo, config in jobs:
+    try:
+        settings = load_file(Path(config)) if config else Settings()
+    except Exception:
+        settings = Settings()
+    check_paths([Path(repo)], settings=settings, now=now)
+print(time.perf_counter() - start)
+"""
+
+
+def timed(checkout: Path, jobs: list[str]) -> float:
+    out = subprocess.run([sys.executable, "-c", _RUN, *jobs], cwd="/", check=True, capture_output=True,
+                         text=True, env={"PYTHONPATH": str(checkout), "PATH": "/usr/bin:/bin"})
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("before", type=Path)
+    parser.add_argument("after", type=Path)
+    parser.add_argument("repos", nargs="+", type=Path)
+    parser.add_argument("--config-for", action="append", default=[])
+    parser.add_argument("--rounds", type=int, default=2)
+    options = parser.parse_args()
+    configs = dict(item.split("=", 1) for item in options.config_for)
+    jobs = [f"{repo}={configs.get(str(repo), '')}" for repo in options.repos]
+    before: list[float] = []
+    after: list[float] = []
+    for _ in range(options.rounds):
+        before.append(timed(options.before, jobs))
+        after.append(timed(options.after, jobs))
+    print(f"before: best {min(before):.1f}s median {statistics.median(before):.1f}s")
+    print(f"after:  best {min(after):.1f}s median {statistics.median(after):.1f}s")
+    print(f"ratio:  best {min(after) / min(before):.3f} median {statistics.median(after) / statistics.median(before):.3f}")
+
+
+if __name__ == "__main__":
+    started = time.perf_counter()
+    main()
+    print(f"({time.perf_counter() - started:.0f}s in all)")
