@@ -2,7 +2,8 @@
 
 An example is a fenced block whose info string is `python bad` or `python good`, optionally
 followed by settings for that example, e.g. ```python bad airflow-version=2```. A block tagged
-```sql file=NAME``` before it is a file the example reads, written beside it as NAME.
+```sql file=NAME``` or ```python file=NAME``` before it is a file the example reads (a SQL
+script, a factory module it imports), written beside it as NAME.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-_FENCE = re.compile(r"^```(?:python[ \t]+(?P<kind>bad|good)(?P<options>[^\n]*)|sql[ \t]+file=(?P<file>[\w./-]+)[ \t]*)"
+_FENCE = re.compile(r"^```(?:python[ \t]+(?P<kind>bad|good)(?P<options>[^\n]*)|(?:sql|python)[ \t]+file=(?P<file>[\w./-]+)[ \t]*)"
                     r"\n(?P<code>.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 
 
