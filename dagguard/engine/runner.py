@@ -41,6 +41,9 @@ class FileResult:
     internal_errors: tuple[str, ...] = ()
     imports_airflow: bool = False
     dags: tuple[DagSummary, ...] = ()
+    # The project modules its factories and constants were resolved through: a cache must key
+    # the result on them too.
+    depends_on: frozenset[Path] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -131,6 +134,7 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     module = parsed
     if project is not None:
         project.remember(path, module)
+        project.reset_touched()
     try:
         model = build_file_model(module, Resolver(project, path, settings.dag_factories))
     except RecursionError:
@@ -184,8 +188,10 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     )
     summaries = tuple(summarize(dag, shown, spans[id(dag.report_node)].line)
                       for dag in model.dags if id(dag.report_node) in spans)
+    # Rules read constants lazily too: collect what the model and the rules resolved through.
+    depends_on = project.reset_touched() if project is not None else frozenset()
     return FileResult(path, tuple(findings), sites, len(model.dags), len(flagged_dags), noqa, tuple(errors),
-                      _imports_airflow(model.scope), summaries)
+                      _imports_airflow(model.scope), summaries, depends_on)
 
 
 def _imports_airflow(scope: Scope) -> bool:

@@ -67,6 +67,14 @@ class ProjectIndex:
         self._by_path: dict[Path, Optional[ProjectModule]] = {}
         self._tops: dict[str, bool] = {}
         self.analyses: dict[int, object] = {}   # per-node facts (dagguard.model.factories)
+        # Modules resolved through since the last `reset_touched`: what a file's result depends
+        # on, so that a cache re-checks the callers of an edited factory.
+        self.touched: set[Path] = set()
+
+    def reset_touched(self) -> frozenset[Path]:
+        """The modules resolved through since the last call, and start afresh."""
+        touched, self.touched = frozenset(self.touched), set()
+        return touched
 
     # --- modules ---------------------------------------------------------------------------
 
@@ -175,6 +183,7 @@ class ProjectIndex:
             found = self._binding(current)
             if found is None:
                 return None
+            self.touched.add(found.module.path)
             if type(found.binding) is not ImportBinding:
                 return found
             current = self.absolute(found.binding.qualname, found.module.path)  # type: ignore[union-attr]

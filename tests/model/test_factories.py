@@ -221,3 +221,43 @@ def test_static_and_class_method_factories_and_annotated_binding():
     found = _lint(code)
     assert [(f.code, f.dag_id) for f in found] == [("DG101", "static_made"), ("DG303", "annotated")]
     assert "(made by Helpers.make)" in found[0].message
+
+
+def test_a_result_records_the_modules_it_was_resolved_through(tmp_path):
+    from dagguard.config import Settings
+    from dagguard.engine import runner
+    from dagguard.model.project import ProjectIndex
+
+    project = ProjectIndex([FIXTURE, FIXTURE / "lib"])
+    path = FIXTURE / "dags" / "layered.py"
+    result = runner.check_file(path, Settings(), NOW, project)
+    assert result.depends_on == {FIXTURE / "lib" / "common" / "factory.py"}
+    plain = runner.check_file(FIXTURE / "dags" / "in_file.py", Settings(), NOW, project)
+    assert plain.depends_on == frozenset()
+
+
+def test_each_module_is_parsed_at_most_once_per_run(monkeypatch):
+    import collections
+
+    import libcst
+
+    parsed: collections.Counter = collections.Counter()
+    real = libcst.parse_module
+
+    def counting(source, *args, **kwargs):
+        parsed[bytes(source) if isinstance(source, (bytes, bytearray)) else source.encode()] += 1
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(libcst, "parse_module", counting)
+    cwd = os.getcwd()
+    os.chdir(FIXTURE)
+    try:
+        check_paths(["."], now=NOW)
+    finally:
+        os.chdir(cwd)
+    factory = (FIXTURE / "lib" / "common" / "factory.py").read_bytes()
+    assert parsed[factory] == 1
+    # A module that does not parse is tried again only to report its DG000; the two empty
+    # __init__.py files have the same (empty) source.
+    broken = (FIXTURE / "lib" / "common" / "broken.py").read_bytes()
+    assert {source for source, count in parsed.items() if count > 1} <= {broken, b""}
