@@ -249,41 +249,20 @@ def _bind(factory: Factory, call: cst.Call, caller: Evaluator) -> Optional[dict[
     keyword_names = {p.name.value for p in (*positional, *params.kwonly_params)}
     star_kwarg = params.star_kwarg.name.value if isinstance(params.star_kwarg, cst.Param) else None
     star_arg = params.star_arg.name.value if isinstance(params.star_arg, cst.Param) else None
+    if any(arg.star == "*" for arg in call.args):
+        return None   # which parameters it fills is not known
+    # More positionals than parameters (into *args) leave `given` incomplete: defaults unknown.
+    given = call_arguments(call, caller, positional=tuple(p.name.value for p in positional))
+    complete = given.complete
     bound: dict[str, _Bound] = {}
     extra: dict[str, DictEntry] = {}
-    complete = True
-    index = 0
-    for arg in call.args:
-        if arg.star == "*":
-            return None   # which parameters it fills is not known
-        if arg.star == "**":
-            splat = caller.static_dict(arg.value)
-            if splat is None:
-                complete = False
-                continue
-            complete = complete and splat.complete
-            for key, entry in splat.entries.items():
-                if key in keyword_names:
-                    bound[key] = _Bound(entry.value, entry.value_node, None)
-                else:
-                    extra[key] = entry
-        elif arg.keyword is not None:
-            key = arg.keyword.value
-            value = caller.value(arg.value)
-            if key in keyword_names:
-                bound[key] = _Bound(value, arg.value, None)
-            elif star_kwarg is not None:
-                extra[key] = DictEntry(arg.keyword, arg.value, value)
-            else:
-                return None  # not a call Python would accept
+    for key, arg in given.values.items():
+        if key in keyword_names:
+            bound[key] = _Bound(arg.value, arg.node, None)
+        elif star_kwarg is not None:
+            extra[key] = DictEntry(None, arg.node, arg.value)
         else:
-            if index >= len(positional):
-                if star_arg is None:
-                    return None
-                complete = False
-            else:
-                bound[positional[index].name.value] = _Bound(caller.value(arg.value), arg.value, None)
-            index += 1
+            return None  # not a call Python would accept
     definition = Evaluator(factory.module_scope, fstrings=True)
     for param in (*positional, *params.kwonly_params):
         name = param.name.value
