@@ -24,6 +24,7 @@ class DeclaredFactory:
     qualname: str
     defaults: tuple[tuple[str, Any], ...] = ()    # DAG arguments it sets unless the caller passes them
     arguments: tuple[tuple[str, str], ...] = ()   # its parameter -> the DAG argument it becomes
+    declared_in: Optional[Path] = None
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,7 @@ def _declared_factory(name: str, entry: Any, path: Path) -> DeclaredFactory:
     if not isinstance(arguments, dict) or not all(
             k.isidentifier() and isinstance(v, str) and v.isidentifier() for k, v in arguments.items()):
         raise ConfigError(f'{where}: arguments must be a table of parameter = "dag_argument"')
-    return DeclaredFactory(name, tuple(defaults.items()), tuple(arguments.items()))
+    return DeclaredFactory(name, tuple(defaults.items()), tuple(arguments.items()), path)
 
 
 def _converters(path: Path) -> Mapping[str, tuple[str, Callable[[Any], Any]]]:

@@ -206,8 +206,10 @@ def _default_note(report: Report, module: cst.Module, shown: str) -> Optional[st
     default = arg.factory_default if arg is not None else None
     if default is None:
         return None
-    home = default.module if default.module is not None else module
     where = display_path(default.path) if default.path is not None else shown
+    if default.node is None:
+        return f"the value is {default.factory}'s `defaults` entry '{default.parameter}' declared in {where}"
+    home = default.module if default.module is not None else module
     span = locate(home, [default.node]).get(id(default.node))
     line = f":{span.line}" if span is not None else ""
     return f"the value is the default of {default.factory}'s parameter '{default.parameter}' ({where}{line})"

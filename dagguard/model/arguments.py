@@ -17,9 +17,9 @@ class FactoryDefault:
 
     factory: str                      # the factory's qualified name
     parameter: str
-    path: Optional[Path]              # the factory's file; None when it is the checked file
+    path: Optional[Path]              # the factory's file (or the config declaring it); None: this file
     module: Optional[cst.Module]      # that file's tree, to locate the parameter
-    node: cst.Param
+    node: Optional[cst.Param]         # None for a declared factory's `defaults`
 
 
 @dataclass(frozen=True)

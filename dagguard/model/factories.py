@@ -345,7 +345,8 @@ def _declared_dag(declared: DeclaredFactory, call: cst.Call, caller: Evaluator) 
     renames = dict(declared.arguments)
     values: dict[str, ArgValue] = {}
     for name, value in declared.defaults:
-        values[name] = ArgValue(name, call, _toml_value(value), "factory", call)
+        default = FactoryDefault(declared.qualname, name, declared.declared_in, None, None)
+        values[name] = ArgValue(name, call, _toml_value(value), "factory", call, default)
     given = call_arguments(call, caller, positional=("dag_id",) if "dag_id" not in renames.values() else ())
     for name, arg in given.values.items():
         target = renames.get(name, name)

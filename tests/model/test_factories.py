@@ -74,6 +74,7 @@ def test_declared_factory_defaults_and_renamed_arguments(findings):
     [finding] = _at(findings, "dags/declared.py", "DG101")
     assert "(made by vendor_platform.VendorDag)" in finding.message
     assert "~1,800 runs" in finding.message     # schedule_interval="@daily" became schedule
+    assert "vendor_platform.VendorDag's `defaults` entry 'catchup' declared in pyproject.toml" in finding.help
     assert not _at(findings, "dags/declared.py", "DG106")
     assert not _at(findings, "dags/declared.py", "DG102")
 
