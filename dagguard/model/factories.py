@@ -21,7 +21,7 @@ from dagguard.config import DeclaredFactory
 from dagguard.model import airflow_names as names
 from dagguard.model.arguments import ArgValue, Arguments, FactoryDefault, call_arguments, dict_arguments
 from dagguard.model.project import ProjectIndex
-from dagguard.model.scope import ClassBinding, FunctionBinding, Scope, ValueBinding, function_scope
+from dagguard.model.scope import ClassBinding, ConstantBinding, FunctionBinding, Scope, ValueBinding, function_scope
 from dagguard.model.values import UNKNOWN, DictEntry, Evaluator, StaticDict
 
 MAX_FACTORY_DEPTH = 4
@@ -84,10 +84,11 @@ class Resolver:
         return self.index.absolute(qual, self.path) if self.index is not None else None
 
     def _factory_of(self, binding: object, module_scope: Scope, path: Optional[Path],
-                    module: Optional[cst.Module], qualname: str, method: Optional[str] = None) -> Optional[Factory]:
+                    module: Optional[cst.Module], qualname: str, method: Optional[str] = None,
+                    on_instance: bool = False) -> Optional[Factory]:
         node = getattr(binding, "node", None)
         if method is not None:
-            node = _static_method(node, method) if isinstance(node, cst.ClassDef) else None
+            node = _method(node, method, on_instance) if isinstance(node, cst.ClassDef) else None
             qualname = f"{qualname}.{method}"
         if node is None:
             return None
@@ -113,48 +114,61 @@ class Resolver:
         return self.factory_for(call, scope) is not None
 
     def factory_for(self, call: cst.Call, scope: Scope) -> Optional[Factory]:
-        """The factory `call` calls: a function or class of this file or of a project module,
-        or a static/class method of one (`Helpers.make_dag(...)`)."""
+        """The factory `call` calls: a function or class of this file or of a project module, a
+        static/class method of one (`Helpers.make_dag(...)`), or a method of an instance made
+        in place or bound to a module constant (`Shared(...).make_dag()`, `shared.make_dag()`)."""
         func = call.func
-        method: Optional[str] = None
-        if type(func) is cst.Attribute and type(func.value) is cst.Name:  # type: ignore[attr-defined]
-            method = func.attr.value  # type: ignore[attr-defined]
-            func = func.value  # type: ignore[attr-defined]
-        if type(func) is cst.Name:
-            binding = scope.single(func.value)  # type: ignore[attr-defined]
+        if type(func) is not cst.Attribute:
+            return self._named(func, scope, None, on_instance=False)
+        method = func.attr.value  # type: ignore[attr-defined]
+        owner = func.value  # type: ignore[attr-defined]
+        if type(owner) is cst.Name:
+            bound = scope.single(owner.value)  # type: ignore[attr-defined]
+            if type(bound) is ConstantBinding and type(bound.value) is cst.Call:  # type: ignore[union-attr]
+                owner = bound.value  # type: ignore[union-attr]
+        if type(owner) is cst.Call:
+            return self._named(owner.func, scope, method, on_instance=True)  # type: ignore[attr-defined]
+        return self._named(owner, scope, method, on_instance=False) \
+            or self._named(func, scope, None, on_instance=False)
+
+    def _named(self, expr: cst.BaseExpression, scope: Scope, method: Optional[str],
+               on_instance: bool) -> Optional[Factory]:
+        if type(expr) is cst.Name:
+            binding = scope.single(expr.value)  # type: ignore[attr-defined]
             if type(binding) is FunctionBinding or type(binding) is ClassBinding:
-                return self._factory_of(binding, scope.whole, self.path, None, func.value, method)  # type: ignore[attr-defined]
-        qual = scope.qualname(func)
+                return self._factory_of(binding, scope.whole, self.path, None, expr.value,  # type: ignore[attr-defined]
+                                        method, on_instance)
+        qual = scope.qualname(expr)
         if qual is None or self.index is None or qual.startswith("airflow."):
             return None
         found = self.index.resolve(qual, self.path)
         if found is None:
-            if method is None:
-                return None
-            found = self.index.resolve(f"{qual}.{method}", self.path)
-            method = None
-            if found is None:
-                return None
+            return None
         return self._factory_of(found.binding, found.module.scope, found.module.path,
-                                found.module.module, found.qualname, method)
+                                found.module.module, found.qualname, method, on_instance)
 
 
 # --- recognising a factory -------------------------------------------------------------------
 
 
-def _static_method(cls: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
-    """A @staticmethod or @classmethod `name` of the class: callable on the class itself."""
+def _decorated(function: cst.FunctionDef, name: str) -> bool:
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == name for d in function.decorators)
+
+
+def _method(cls: cst.ClassDef, name: str, on_instance: bool) -> Optional[cst.FunctionDef]:
+    """The class's method `name`: any method on an instance, only static and class methods on
+    the class itself."""
     for stmt in _body(cls.body):
-        if isinstance(stmt, cst.FunctionDef) and stmt.name.value == name and any(
-                isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod")
-                for d in stmt.decorators):
-            return stmt
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value == name:
+            if on_instance or _decorated(stmt, "staticmethod") or _decorated(stmt, "classmethod"):
+                return stmt
     return None
 
 
-def _is_classmethod(function: cst.FunctionDef) -> bool:
-    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "classmethod"
-               for d in function.decorators)
+def _is_method(function: cst.FunctionDef, module_scope: Scope) -> bool:
+    """Defined in a class body (not a module-level function of that name)?"""
+    binding = module_scope.single(function.name.value)
+    return not (type(binding) is FunctionBinding and binding.node is function)  # type: ignore[union-attr]
 
 
 def _analyse(node: Union[cst.FunctionDef, cst.ClassDef], module_scope: Scope, path: Optional[Path],
@@ -172,7 +186,8 @@ def _analyse(node: Union[cst.FunctionDef, cst.ClassDef], module_scope: Scope, pa
     build = _returned_build(node, scope, resolver)
     if build is None:
         return None
-    return Factory(qualname, node, module_scope, build, _is_classmethod(node), path, module)
+    skips_first = _is_method(node, module_scope) and not _decorated(node, "staticmethod")
+    return Factory(qualname, node, module_scope, build, skips_first, path, module)
 
 
 def _body(block: cst.BaseSuite) -> Sequence[cst.BaseStatement]:

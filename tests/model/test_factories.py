@@ -262,3 +262,25 @@ def test_each_module_is_parsed_at_most_once_per_run(monkeypatch):
     # __init__.py files have the same (empty) source.
     broken = (FIXTURE / "lib" / "common" / "broken.py").read_bytes()
     assert {source for source, count in parsed.items() if count > 1} <= {broken, b""}
+
+
+def test_instance_method_factories():
+    code = """\
+        import pendulum
+        from airflow import DAG
+
+        class Shared:
+            def __init__(self, team):
+                self.team = team
+
+            def create_dag(self, dag_id, catchup=True):
+                return DAG(dag_id, schedule="@daily", catchup=catchup, start_date=pendulum.datetime(2024, 1, 1),
+                           max_active_runs=1, max_active_tasks=2, tags=[self.team])
+
+        shared = Shared("pdg")
+        a = shared.create_dag("bound_instance")
+        b = Shared("x").create_dag("made_in_place", catchup=False)
+        """
+    found = _lint(code)
+    assert [(f.code, f.dag_id) for f in found] == [("DG101", "bound_instance")]
+    assert "(made by Shared.create_dag)" in found[0].message
