@@ -61,6 +61,8 @@ class Resolver:
         self._declared = {d.qualname: d for d in self.declared}
         self._cache: dict[int, Optional[Factory]] = (
             self.index.analyses if self.index is not None else {})  # type: ignore[assignment]
+        module = self.index.module_name_of(self.path) if self.index is not None and self.path else None
+        self._prefix = f"{module}." if module else ""   # qualifies this file's own factories
 
     def dag_from_call(self, call: cst.Call, scope: Scope, depth: int = 0) -> Optional[FactoryDag]:
         """The DAG `call` makes when it calls a factory, else None."""
@@ -136,8 +138,8 @@ class Resolver:
         if type(expr) is cst.Name:
             binding = scope.single(expr.value)  # type: ignore[attr-defined]
             if type(binding) is FunctionBinding or type(binding) is ClassBinding:
-                return self._factory_of(binding, scope.whole, self.path, None, expr.value,  # type: ignore[attr-defined]
-                                        method, on_instance)
+                return self._factory_of(binding, scope.whole, self.path, None,
+                                        self._prefix + expr.value, method, on_instance)  # type: ignore[attr-defined]
         qual = scope.qualname(expr)
         if qual is None or self.index is None or qual.startswith("airflow."):
             return None
