@@ -16,7 +16,7 @@ from typing import Any, Iterator, Optional, Union
 
 import libcst as cst
 
-from dagguard.model.context_keys import INTERVAL_KEYS, REMOVED_KEYS
+from dagguard.model.context_keys import INTERVAL_KEYS, REMOVED_DAG_RUN_ATTRIBUTES, REMOVED_KEYS
 from dagguard.model.scope import ConstantBinding, FunctionBinding, Scope, function_scope
 from dagguard.model.templates import analyse_template, has_jinja
 from dagguard.model.tree import child_nodes
@@ -37,10 +37,12 @@ IDEMPOTENT_HELPERS = frozenset({
 IDEMPOTENT_DECORATORS = frozenset({
     "dagguard.idempotent.idempotent_write", "dagguard.idempotent.decorator.idempotent_write",
 })
+# The Airflow 2 and 3 paths; airflow.utils.context is Airflow 2's.
 GET_CURRENT_CONTEXT = frozenset({
     "airflow.sdk.get_current_context", "airflow.operators.python.get_current_context",
     "airflow.providers.standard.operators.python.get_current_context",
-    "airflow.decorators.get_current_context",
+    "airflow.decorators.get_current_context", "airflow.utils.context.get_current_context",
+    "airflow.sdk.definitions.context.get_current_context",
 })
 # Methods whose first argument is SQL text.
 SQL_METHODS = frozenset({
@@ -127,17 +129,22 @@ class CallableFacts:
 
 def analyse_callable(function: cst.FunctionDef, scope: Scope, module: cst.Module,
                      explicit_params: frozenset[str] = frozenset(),
-                     names: Optional[dict[str, str]] = None) -> CallableFacts:
+                     names: Optional[dict[str, str]] = None,
+                     context_params: Optional[frozenset[str]] = None) -> CallableFacts:
     """Facts about one task callable, following same-file helpers it calls by name.
-    `names` collects the f-string placeholders' spellings, for messages."""
-    return _Analysis(function, scope, module, explicit_params, 0, set(), names).facts()
+    `names` collects the f-string placeholders' spellings, for messages. `context_params` names
+    the parameters that receive the context (an operator's `execute(self, context)`); by
+    default `**kwargs` does, as Airflow fills it for a Python callable."""
+    return _Analysis(function, scope, module, explicit_params, 0, set(), names, context_params).facts()
 
 
 class _Analysis:
     def __init__(self, function: cst.FunctionDef, scope: Scope, module: cst.Module,
                  explicit_params: frozenset[str], depth: int, seen: set[int],
-                 names: Optional[dict[str, str]] = None) -> None:
+                 names: Optional[dict[str, str]] = None,
+                 context_params: Optional[frozenset[str]] = None) -> None:
         self.function = function
+        self.given_context_params = context_params
         self.names = names
         self.scope = scope
         self.module = module
@@ -169,6 +176,8 @@ class _Analysis:
         params = _parameters(self.function)
         context_names = self._context_names(params)
         filled = frozenset(params) - self.explicit  # what Airflow passes from the context
+        if self.given_context_params is not None:
+            filled = frozenset()  # a method's parameters are its caller's, not the context's
         # A helper's parameters are whatever its caller passes, not necessarily the context's.
         self.context_params = filled if self.depth == 0 else frozenset()
         self.context_names = context_names
@@ -191,8 +200,12 @@ class _Analysis:
             kind = type(node)
             if kind is cst.Return and node.value is not None:  # type: ignore[attr-defined]
                 returns_value = True
-            elif kind is cst.Attribute and node.attr.value in INTERVAL_KEYS:  # type: ignore[attr-defined]
-                uses_interval = True
+            elif kind is cst.Attribute:
+                attr = node.attr.value  # type: ignore[attr-defined]
+                if attr in INTERVAL_KEYS:
+                    uses_interval = True
+                if attr in REMOVED_DAG_RUN_ATTRIBUTES and self._is_dag_run(node.value, filled):  # type: ignore[attr-defined]
+                    removed.append(ContextLookup(node, f"dag_run.{attr}"))
             elif kind is cst.SimpleString or kind is cst.ConcatenatedString:
                 text = simple_string_value(node) if kind is cst.SimpleString else None  # type: ignore[arg-type]
                 if isinstance(text, str) and has_jinja(text):
@@ -213,6 +226,12 @@ class _Analysis:
                 qual = self.scope.qualname(node.func)  # type: ignore[attr-defined]
                 if qual is not None and qual.startswith("tempfile."):
                     uses_tempfile = True
+                if qual in GET_CURRENT_CONTEXT:  # get_current_context()["ds"], read in place
+                    lookup = self._context_lookup(node)
+                    if lookup is not None:
+                        uses_interval = uses_interval or lookup.key in INTERVAL_KEYS
+                        if lookup.key in REMOVED_KEYS:
+                            removed.append(lookup)
                 if qual in CLOCK_FUNCTIONS:
                     if self._escapes(node):
                         clock.append(ClockRead(node, call_name(node)))
@@ -246,7 +265,9 @@ class _Analysis:
         """Names holding the context: **kwargs and results of get_current_context()."""
         names: set[str] = set()
         star = self.function.params.star_kwarg
-        if isinstance(star, cst.Param):
+        if self.given_context_params is not None:
+            names |= self.given_context_params & set(params)
+        elif isinstance(star, cst.Param):
             names.add(star.name.value)
         for node in self.nodes:
             if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) \
@@ -256,8 +277,8 @@ class _Analysis:
                         names.add(target.target.value)
         return frozenset(names)
 
-    def _context_lookup(self, name: cst.Name) -> Optional[ContextLookup]:
-        """`context["key"]` or `context.get("key")`."""
+    def _context_lookup(self, name: cst.BaseExpression) -> Optional[ContextLookup]:
+        """`context["key"]` or `context.get("key")` (`name` is the context's expression)."""
         parent = self.parents.get(id(name))
         if isinstance(parent, cst.Subscript) and parent.value is name and len(parent.slice) == 1:
             index = parent.slice[0].slice
@@ -272,6 +293,22 @@ class _Analysis:
                 if isinstance(key, str):
                     return ContextLookup(call, key)
         return None
+
+    def _is_dag_run(self, expr: cst.BaseExpression, filled: frozenset[str]) -> bool:
+        """The run from the context: `context["dag_run"]`, `context.get("dag_run")`, a name
+        assigned one of those, or a `dag_run` parameter Airflow fills."""
+        if type(expr) is cst.Name:
+            name = expr.value  # type: ignore[attr-defined]
+            if name in filled:
+                return name == "dag_run"
+            binding = self.scope.single(name)
+            return isinstance(binding, ConstantBinding) and self._is_dag_run(binding.value, frozenset())
+        base = expr.value if type(expr) is cst.Subscript else (  # type: ignore[attr-defined]
+            expr.func.value if type(expr) is cst.Call and type(expr.func) is cst.Attribute else None)  # type: ignore[attr-defined]
+        if type(base) is cst.Name and base.value in self.context_names:  # type: ignore[union-attr]
+            lookup = self._context_lookup(base)  # type: ignore[arg-type]
+            return lookup is not None and lookup.node is expr and lookup.key == "dag_run"
+        return False
 
     def _forwards(self, name: cst.Name) -> bool:
         """Is the context object used other than by a key lookup (passed on, iterated...)?"""
