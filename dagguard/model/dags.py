@@ -40,6 +40,10 @@ class TaskModel:
     parse_time: bool = True
 
     @property
+    def label(self) -> str:
+        return f"task '{self.task_id}'" if self.task_id else "task"
+
+    @property
     def full_task_id(self) -> Optional[str]:
         """The task id with its task-group prefix, as Airflow stores it."""
         if self.task_id is None or self.group_id is None:

@@ -41,13 +41,12 @@ def _analyse(file: FileModel) -> Iterator[LooseCallable]:
     for task in file.loose_tasks:
         if task.callable is None or task.callable_scope is None:
             continue
-        label = f"task '{task.task_id}'" if task.task_id else "task"
         # A @task function's callers are not in this file: none of its parameters is known given.
         given = frozenset() if task.kind == "taskflow" else explicit_parameters(task)
         key = (id(task.callable), given)
         if key not in analysed:
             analysed[key] = analyse_callable(task.callable, task.callable_scope, file.module, given)
-        yield LooseCallable(label, analysed[key])
+        yield LooseCallable(task.label, analysed[key])
     for method in file.operator_methods:
         label = f"{method.class_name}.{method.function.name.value}()"
         yield LooseCallable(label, analyse_callable(method.function, method.scope, file.module,

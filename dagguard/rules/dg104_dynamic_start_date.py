@@ -44,10 +44,9 @@ class DynamicStartDate(Rule):
             seen.add(id(arg.report_node))
             calls = Evaluator(task.scope).wall_clock_calls(arg.node)
             if calls:
-                label = f"task '{task.task_id}'" if task.task_id else "task"
                 yield Report(
                     node=arg.report_node,
-                    message=f"{label} start_date comes from {_source(calls[0])}; it moves on every parse, so "
+                    message=f"{task.label} start_date comes from {_source(calls[0])}; it moves on every parse, so "
                             "a run whose logical date is before the last parse gets no instance of the task",
                     help=HELP,
                 )

@@ -50,16 +50,15 @@ class DagVersionInflation(Rule):
 
 
 def _task_reports(task: TaskModel, seen: set[int], clock_left_to_dg202: bool) -> Iterator[Report]:
-    label = f"task '{task.task_id}'" if task.task_id else "task"
     evaluator = Evaluator(task.scope)
     for name, arg in task.args.values.items():
         data = clock_left_to_dg202 and name not in NON_DATA_ARGUMENTS and not name.endswith("conn_id")
-        yield from _report(label, name, arg.report_node, arg.node, evaluator, seen, skip=name,
+        yield from _report(task.label, name, arg.report_node, arg.node, evaluator, seen, skip=name,
                            clock_elsewhere=data)
     if task.kind == "taskflow" and isinstance(task.node, cst.Call):
         for argument in task.node.args:  # the call's arguments become the operator's op_kwargs
             name = argument.keyword.value if argument.keyword is not None else "argument"
-            yield from _report(label, name, argument, argument.value, evaluator, seen,
+            yield from _report(task.label, name, argument, argument.value, evaluator, seen,
                                clock_elsewhere=clock_left_to_dg202)
 
 
@@ -75,8 +74,8 @@ def _report(label: str, name: str, report_node: cst.CSTNode, value: cst.BaseExpr
     if calls:
         yield Report(
             node=report_node,
-            message=f"{label} computes {name} from {call_name(calls[0])} when the file is parsed; it differs on "
-                    "every parse, so each parse after a run stores a new DAG version",
+            message=f"{label} computes {name} from {call_name(calls[0])} when the file is parsed; the value "
+                    "changes from parse to parse, and each change after a run stores a new DAG version",
             help=HELP,
             dag=dag,
         )

@@ -49,7 +49,7 @@ class RemovedOperatorArgument(Rule):
                 if found is not None:
                     seen.add(id(arg.report_node))
                     message, help_ = found
-                    yield Report(node=arg.report_node, message=f"{_label(task)} {message}", help=help_,
+                    yield Report(node=arg.report_node, message=f"{task.label} {message}", help=help_,
                                  severity=severity)
 
 
@@ -79,7 +79,3 @@ def _removal(name: str, arg: ArgValue, class_name: str, task: TaskModel) -> Opti
     if classes is not None and class_name not in classes:
         return None
     return f"passes {name}, which Airflow 3 rejects with a TypeError", help_
-
-
-def _label(task: TaskModel) -> str:
-    return f"task '{task.task_id}'" if task.task_id else "task"
