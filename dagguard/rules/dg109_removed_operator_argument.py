@@ -6,6 +6,7 @@ from typing import Iterable, Optional
 
 from dagguard.model.arguments import ArgValue
 from dagguard.model.dags import FileModel, TaskModel
+from dagguard.model.scope import Scope
 from dagguard.rules.base import Report, Rule, RuleContext
 
 # Checked against Airflow 3.3.2 with its standard provider: each raises TypeError ("Invalid
@@ -38,6 +39,13 @@ class RemovedOperatorArgument(Rule):
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         severity = "warning" if context.settings.airflow_version == "2" else None
         seen: set[int] = set()   # a @task decorator shared by several calls is reported once
+        for dag in file.dags:
+            # default_args reach every task, and a trigger rule in them is validated there.
+            arg = dag.default_args.get("trigger_rule")
+            found = _trigger_rule_removal(arg, dag.scope) if arg is not None else None
+            if found is not None:
+                yield Report(node=arg.report_node, message=f"{dag.label} default_args {found[0]}, for every task",
+                             help=found[1], dag=dag, severity=severity)
         for task in file.every_task():
             class_name = _airflow_class(task)
             if class_name is None:
@@ -45,7 +53,7 @@ class RemovedOperatorArgument(Rule):
             for name, arg in task.args.values.items():
                 if id(arg.report_node) in seen:
                     continue
-                found = _removal(name, arg, class_name, task)
+                found = _removal(name, arg, class_name, task.scope)
                 if found is not None:
                     seen.add(id(arg.report_node))
                     message, help_ = found
@@ -62,16 +70,20 @@ def _airflow_class(task: TaskModel) -> Optional[str]:
     return task.operator.rsplit(".", 1)[-1]
 
 
-def _removal(name: str, arg: ArgValue, class_name: str, task: TaskModel) -> Optional[tuple[str, str]]:
+def _trigger_rule_removal(arg: ArgValue, scope: Scope) -> Optional[tuple[str, str]]:
+    if arg.value == REMOVED_TRIGGER_RULE:
+        return f"sets trigger_rule '{REMOVED_TRIGGER_RULE}', which Airflow 3 rejects with a ValueError", \
+            TRIGGER_RULE_HELP
+    qual = scope.qualname(arg.node)
+    if qual is not None and qual.startswith("airflow.") and qual.endswith(".TriggerRule.NONE_FAILED_OR_SKIPPED"):
+        return "uses TriggerRule.NONE_FAILED_OR_SKIPPED, which Airflow 3 removed (AttributeError)", \
+            TRIGGER_RULE_HELP
+    return None
+
+
+def _removal(name: str, arg: ArgValue, class_name: str, scope: Scope) -> Optional[tuple[str, str]]:
     if name == "trigger_rule":
-        if arg.value == REMOVED_TRIGGER_RULE:
-            return f"sets trigger_rule '{REMOVED_TRIGGER_RULE}', which Airflow 3 rejects with a ValueError", \
-                TRIGGER_RULE_HELP
-        qual = task.scope.qualname(arg.node)
-        if qual is not None and qual.startswith("airflow.") and qual.endswith(".TriggerRule.NONE_FAILED_OR_SKIPPED"):
-            return "uses TriggerRule.NONE_FAILED_OR_SKIPPED, which Airflow 3 removed (AttributeError)", \
-                TRIGGER_RULE_HELP
-        return None
+        return _trigger_rule_removal(arg, scope)
     removal = REMOVED.get(name)
     if removal is None:
         return None
