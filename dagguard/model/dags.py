@@ -26,7 +26,8 @@ class TaskModel:
     task_id: Optional[str]           # None when not static
     kind: str                        # "operator" or "taskflow"
     operator: Optional[str]          # qualified class name or TaskFlow decorator
-    node: cst.CSTNode                # the operator call, or the TaskFlow call site
+    node: cst.CSTNode                # the operator call, the TaskFlow call site, or (for a
+                                     # @task function no DAG of the file calls) its decorator
     args: Arguments
     callable: Optional[cst.FunctionDef]
     callable_scope: Optional[Scope]
@@ -110,13 +111,13 @@ class FileModel:
     # functions that no DAG of the file calls (their call may be in another module).
     loose_tasks: list[TaskModel] = field(default_factory=list)
     operator_methods: list[OperatorMethod] = field(default_factory=list)
+    # Derived facts that several rules need (dagguard.model.task_io), filled on first use.
+    analyses: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def every_task(self) -> list[TaskModel]:
         """The tasks of every DAG, then the loose ones. A @task function a DAG calls twice is
         two tasks sharing one decorator: rules reporting its arguments report them once."""
         return [task for dag in self.dags for task in dag.tasks] + self.loose_tasks
-    # Derived facts that several rules need (dagguard.model.task_io), filled on first use.
-    analyses: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -194,7 +195,7 @@ class _Builder:
             task_id = taskflow.function.name.value if task_id_arg is None else (
                 task_id_arg.value if isinstance(task_id_arg.value, str) else None)
             found.append(TaskModel(
-                task_id=task_id, kind="taskflow", operator=taskflow.operator, node=expr, args=args,
+                task_id=task_id, kind="taskflow", operator=taskflow.operator, node=taskflow.decorator, args=args,
                 callable=taskflow.function, callable_scope=function_scope(taskflow.function, taskflow.scope),
                 group_id=None, scope=taskflow.scope, parse_time=taskflow.parse_time,
             ))
@@ -375,13 +376,13 @@ def _handle_function(b: _Builder, node: cst.FunctionDef, ctx: _Ctx) -> list[tupl
             # The @dag function body runs when the file is parsed, like module-level code.
             body_ctx = _Ctx(scope=inner_scope, dag=dag, group="", parse_time=ctx.parse_time)
         elif _is_task_decorator(target, ctx.scope):
-            b.register_taskflow(node, _TaskflowFunction(decorator, ctx.scope.qualname(target), None,
-                                                        node, ctx.scope, ctx.parse_time))
+            b.register_taskflow(node, _TaskflowFunction(decorator, ctx.scope.qualname(target), function=node,
+                                                        scope=ctx.scope, parse_time=ctx.parse_time))
         elif type(target) is cst.Attribute and target.attr.value == "task":  # type: ignore[attr-defined]
             owner = b.dag_for_name(target.value, ctx.scope)  # type: ignore[attr-defined]
             if owner is not None:
-                b.register_taskflow(node, _TaskflowFunction(decorator, DAG_TASK_DECORATOR, owner,
-                                                            node, ctx.scope, ctx.parse_time))
+                b.register_taskflow(node, _TaskflowFunction(decorator, DAG_TASK_DECORATOR, owner, function=node,
+                                                            scope=ctx.scope, parse_time=ctx.parse_time))
         elif ctx.scope.resolves_to(target, names.TASK_GROUP_DECORATORS):
             group_id = node.name.value
             if isinstance(decorator.decorator, cst.Call):
