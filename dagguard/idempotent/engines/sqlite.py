@@ -19,6 +19,7 @@ from dagguard.idempotent.batch import AnyBatch
 from dagguard.idempotent.engines.base import Engine
 from dagguard.idempotent.errors import IdempotentWriteError
 from dagguard.idempotent.identifiers import TableName, quote_identifier
+from dagguard.idempotent.strategies import staging_row_column
 
 
 def sqlite_timestamp(value: datetime) -> str:
@@ -112,9 +113,13 @@ class SqliteEngine(Engine):
         return {row[1]: row[2] for row in rows} or None
 
     def create_staging(self, target: TableName, columns: tuple[str, ...]) -> str:
+        # Typed with the target's affinities, as CREATE TABLE ... AS SELECT would, plus a row
+        # number of its own for the merge's anti-join (SQLite's `rowid` may be a user's column).
         staging = self.staging_name()
-        cols = ", ".join(quote_identifier(c) for c in columns)
-        self.execute(f"CREATE TEMPORARY TABLE {staging} AS SELECT {cols} FROM {target.quoted} WHERE 0")
+        declared = self.table_columns(target) or {}
+        cols = ", ".join(f"{quote_identifier(c)} {_affinity(declared.get(c, ''))}" for c in columns)
+        row = quote_identifier(staging_row_column(columns))
+        self.execute(f"CREATE TEMPORARY TABLE {staging} ({row} INTEGER PRIMARY KEY, {cols})")
         return staging
 
     def index_staging(self, staging: str, keys: tuple[str, ...]) -> None:
@@ -188,16 +193,25 @@ def _bound_as_text(kind: Any) -> bool:
     return pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_decimal(kind)
 
 
-def _numeric_affinity(declared: str) -> bool:
-    """Does a column declared `declared` convert number-like text to a number? SQLite's
-    rules, in their order: INT, then CHAR/CLOB/TEXT (text), BLOB or nothing (none), then
-    REAL/FLOA/DOUB and everything else (numeric)."""
+def _affinity(declared: str) -> str:
+    """The affinity of a column declared `declared`, as a type name. SQLite's rules, in their
+    order: INT (integer), CHAR/CLOB/TEXT (text), BLOB or nothing (none), REAL/FLOA/DOUB (real),
+    anything else (numeric)."""
     kind = declared.upper()
     if "INT" in kind:
-        return True
-    if any(word in kind for word in ("CHAR", "CLOB", "TEXT")) or "BLOB" in kind or not kind.strip():
-        return False
-    return True
+        return "INTEGER"
+    if any(word in kind for word in ("CHAR", "CLOB", "TEXT")):
+        return "TEXT"
+    if "BLOB" in kind or not kind.strip():
+        return "BLOB"
+    if any(word in kind for word in ("REAL", "FLOA", "DOUB")):
+        return "REAL"
+    return "NUMERIC"
+
+
+def _numeric_affinity(declared: str) -> bool:
+    """Does a column declared `declared` convert number-like text to a number?"""
+    return _affinity(declared) in ("INTEGER", "REAL", "NUMERIC")
 
 
 def _arrow_fingerprint(table: Any) -> tuple[int, ...] | None:
