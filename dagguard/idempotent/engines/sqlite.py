@@ -17,9 +17,10 @@ from dagguard.idempotent.arrow_convert import sqlite_arrays, sqlite_columns
 from dagguard.idempotent.checksum import arrow_checksum
 from dagguard.idempotent.batch import AnyBatch
 from dagguard.idempotent.engines.base import Engine
-from dagguard.idempotent.errors import IdempotentWriteError
+from dagguard.idempotent.engines.sqlite_times import exact_test, survey_sql, text_range
+from dagguard.idempotent.errors import IdempotentWriteError, IntervalViolationError
 from dagguard.idempotent.identifiers import TableName, quote_identifier
-from dagguard.idempotent.strategies import staging_row_column
+from dagguard.idempotent.strategies import IntervalTest, in_range, staging_row_column
 
 
 def sqlite_timestamp(value: datetime) -> str:
@@ -121,6 +122,23 @@ class SqliteEngine(Engine):
         row = quote_identifier(staging_row_column(columns))
         self.execute(f"CREATE TEMPORARY TABLE {staging} ({row} INTEGER PRIMARY KEY, {cols})")
         return staging
+
+    def interval_test(self, table: TableName, column: str, start: Any, end: Any) -> IntervalTest:
+        """The plain text range where every value near the interval is in dagguard's written
+        form (text order is then time order), else the exact test of sqlite_times; a value
+        SQLite cannot read as a time is an IntervalViolationError."""
+        span = text_range(start, end)
+        found = self.query(survey_sql(table.quoted, quote_identifier(column)), (span.low, span.high))
+        if not found:
+            return functools.partial(in_range, start=start, end=end)
+        value, unreadable = found[0]
+        if unreadable:
+            raise IntervalViolationError(
+                f"the time column {column!r} of {table} holds {value!r}, which cannot be read as a time, "
+                f"so the rows of [{start.isoformat()}, {end.isoformat()}) cannot be told from the others; "
+                f"nothing was written. SQLite's date functions read text 'YYYY-MM-DD[ HH:MM[:SS[.fff]]]"
+                f"[Z|+HH:MM]' (not numbers as unix or julian times): correct or delete that value")
+        return functools.partial(exact_test, start=start, end=end, written=sqlite_timestamp)
 
     def index_staging(self, staging: str, keys: tuple[str, ...]) -> None:
         # Lets UPDATE ... FROM and the anti-join scan the target once and probe the batch.
