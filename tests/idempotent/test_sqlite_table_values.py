@@ -35,6 +35,11 @@ STORED = [
     ("2026-01-04  T 09:30:00 +14:59", False),        # 2026-01-03 18:31 UTC
     ("2026-01-05 13:00 +14:00", True),              # 2026-01-04 23:00 UTC
     ("2026-01-03 09:01:00-14:59", True),            # 2026-01-04 00:00 UTC
+    # dagguard's own form, a microsecond either side of each bound
+    ("2026-01-03 23:59:59.999999+00:00", False),
+    ("2026-01-04 00:00:00.000000+00:00", True),
+    ("2026-01-04 23:59:59.999999+00:00", True),
+    ("2026-01-05 00:00:00.000001+00:00", False),
 ]
 
 
@@ -92,8 +97,8 @@ def test_days_past_the_end_of_a_month_count_where_sqlite_reads_them():
 
 @pytest.mark.parametrize("strategy", ["replace", "merge"])
 @pytest.mark.parametrize("bad", ["2026-01-04 12:60", "2026-01-04 25:00", "2026-01-04 12:00 +15:00",
-                                 "2026-01-04 garbage", "2026-01-04t12:00", "now", "yesterday", " 2026-01-04", 1767484800,
-                                 2461045.5, b"2026-01-04"])
+                                 "2026-01-04 garbage", "2026-01-04t12:00", "now", "yesterday", " 2026-01-04",
+                                 1767484800, 2461045.5, b"2026-01-04"])
 def test_a_stored_time_sqlite_cannot_read_is_a_clear_error_and_nothing_is_written(strategy, bad):
     conn = connect("TIMESTAMP")
     store(conn, ["2026-01-04 01:00:00"])

@@ -138,7 +138,7 @@ class SqliteEngine(Engine):
                 f"so the rows of [{start.isoformat()}, {end.isoformat()}) cannot be told from the others; "
                 f"nothing was written. SQLite's date functions read text 'YYYY-MM-DD[ HH:MM[:SS[.fff]]]"
                 f"[Z|+HH:MM]' (not numbers as unix or julian times): correct or delete that value")
-        return functools.partial(exact_test, start=start, end=end, written=sqlite_timestamp)
+        return functools.partial(exact_test, start=start, end=end)
 
     def index_staging(self, staging: str, keys: tuple[str, ...]) -> None:
         # Lets UPDATE ... FROM and the anti-join scan the target once and probe the batch.
