@@ -98,6 +98,7 @@ def test_days_past_the_end_of_a_month_count_where_sqlite_reads_them():
 @pytest.mark.parametrize("strategy", ["replace", "merge"])
 @pytest.mark.parametrize("bad", ["2026-01-04 12:60", "2026-01-04 25:00", "2026-01-04 12:00 +15:00",
                                  "2026-01-04 garbage", "2026-01-04t12:00", "now", "yesterday", " 2026-01-04",
+                                 "2026-01-04 25:00:00.000000+00:00", "2026-01-04 12:00:60.000000+00:00",
                                  1767484800, 2461045.5, b"2026-01-04"])
 def test_a_stored_time_sqlite_cannot_read_is_a_clear_error_and_nothing_is_written(strategy, bad):
     conn = connect("TIMESTAMP")

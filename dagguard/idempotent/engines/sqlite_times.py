@@ -95,8 +95,9 @@ def _written_form(column: str) -> str:
     """SQL: true where `column` is text in dagguard's own form, 'YYYY-MM-DD HH:MM:SS.ffffff+00:00',
     whose text order is its time order. date() answers NULL for a text SQLite cannot read and
     runs days past the month's end and hour 24 on into the next day; with the last fraction
-    digit a digit, SQLite reads six of them. (A GLOB of digit classes costs 7 times as much.)"""
-    return f"({column} GLOB '????-??-?? ??:??:??.?????[0-9]+00:00' AND date({column}) = substr({column}, 1, 10))"
+    digit a digit, SQLite reads six of them. (A GLOB of digit classes costs 7 times as much.)
+    IS, not =: false, not NULL, where date() is NULL, so that NOT of it is true."""
+    return f"({column} GLOB '????-??-?? ??:??:??.?????[0-9]+00:00' AND date({column}) IS substr({column}, 1, 10))"
 
 
 def _julian_day(value: datetime) -> float:
