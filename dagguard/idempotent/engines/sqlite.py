@@ -137,7 +137,7 @@ class SqliteEngine(Engine):
                 f"the time column {column!r} of {table} holds {value!r}, which cannot be read as a time, "
                 f"so the rows of [{start.isoformat()}, {end.isoformat()}) cannot be told from the others; "
                 f"nothing was written. SQLite's date functions read text 'YYYY-MM-DD[ HH:MM[:SS[.fff]]]"
-                f"[Z|+HH:MM]' (not numbers as unix or julian times): correct or delete that value")
+                f"[Z|±HH:MM]' (not numbers as unix or julian times): correct or delete that value")
         return functools.partial(exact_test, start=start, end=end)
 
     def index_staging(self, staging: str, keys: tuple[str, ...]) -> None:
