@@ -279,7 +279,9 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
                 in_place: str | None) -> WriteResult:
     """The strategy's statements, after the batch has been checked against the target."""
     start, end, partition_value = bounds
-    scope = _scope(spec, start, end, partition_value)
+    in_interval = (engine.interval_test(spec.table, spec.time_column, start, end)
+                   if spec.strategy != "overwrite_partition" else None)
+    scope = _scope(spec, in_interval, partition_value)
     unchanged = False
     if in_place:
         unchanged, fingerprint = _compare_fingerprints(
@@ -331,7 +333,7 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
         time_column=spec.time_column, unique_key=spec.unique_key, nullable_keys=nullable,
         delete_missing=spec.delete_missing, partition_column=spec.partition_column,
         start=start, end=end, partition_value=partition_value, direct_insert=direct,
-        text_compared=engine.compared_as_text(target_columns))
+        text_compared=engine.compared_as_text(target_columns), in_interval=in_interval)
     counts = {"deleted": 0, "inserted": 0, "updated": 0}
     first_number = 0
     if spec.strategy == "merge" and staging and not direct:
@@ -422,12 +424,12 @@ def _count_merge(engine: Engine, spec: WriteSpec, batch: AnyBatch, plan_input: s
                                interval_rows=interval_rows), summary.sql, None
 
 
-def _scope(spec: WriteSpec, start: Any, end: Any, partition_value: Any) -> tuple[str, tuple[Any, ...]]:
+def _scope(spec: WriteSpec, in_interval: strategies.IntervalTest | None,
+           partition_value: Any) -> tuple[str, tuple[Any, ...]]:
     """The WHERE clause selecting the target rows this write owns, and its parameters."""
-    if spec.strategy == "overwrite_partition":
+    if in_interval is None:
         return f"{quote_identifier(spec.partition_column)} = ?", (partition_value,)
-    column = quote_identifier(spec.time_column)
-    return f"{column} >= ? AND {column} < ?", (start, end)
+    return in_interval(quote_identifier(spec.time_column))
 
 
 def _compare_fingerprints(engine: Engine, spec: WriteSpec, batch: AnyBatch, source: str | None,
