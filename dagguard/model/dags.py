@@ -14,6 +14,7 @@ import libcst as cst
 
 from dagguard.model import airflow_names as names
 from dagguard.model.arguments import ArgValue, Arguments, call_arguments, dict_arguments
+from dagguard.model.import_guards import value_on_import
 from dagguard.model.scope import FunctionBinding, Scope, function_scope, module_scope
 from dagguard.model.tree import branch_nodes, child_nodes
 from dagguard.model.values import Evaluator
@@ -414,6 +415,16 @@ def _handle_loop(b: _Builder, node: cst.CSTNode, ctx: _Ctx) -> list[tuple[cst.CS
     return [(child, inner) for child in branch_nodes(node)]
 
 
+def _handle_if(b: _Builder, node: cst.If, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
+    # The DAG processor never runs the body of `if __name__ == "__main__":` or `if TYPE_CHECKING:`
+    # (nor the `else` of their negations): what is there is no DAG, task or parse-time call.
+    runs = value_on_import(node.test, ctx.scope)
+    if runs is None:
+        return [(child, ctx) for child in branch_nodes(node)]
+    taken = node.body if runs else node.orelse
+    return [(node.test, ctx)] + ([(taken, ctx)] if taken is not None else [])
+
+
 def _handle_lambda(b: _Builder, node: cst.Lambda, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
     # Its body runs when called, later: it sees every binding of the module.
     return [(node.body, dataclasses.replace(ctx, parse_time=False, dag=None, scope=ctx.scope.whole))]
@@ -429,6 +440,7 @@ _HANDLERS = {
     cst.Assign: _handle_assign,
     cst.Call: _handle_call,
     cst.Lambda: _handle_lambda,
+    cst.If: _handle_if,
     cst.For: _handle_loop,
     cst.ListComp: _handle_loop,
     cst.SetComp: _handle_loop,
