@@ -15,6 +15,7 @@ import libcst as cst
 from dagguard.model import airflow_names as names
 from dagguard.model.arguments import ArgValue, Arguments, call_arguments, dict_arguments
 from dagguard.model.import_guards import value_on_import
+from dagguard.model.nesting import Condition, Nesting, PrefixingGroup
 from dagguard.model.scope import FunctionBinding, Scope, function_scope, module_scope
 from dagguard.model.tree import branch_nodes, child_nodes
 from dagguard.model.values import Evaluator
@@ -33,9 +34,9 @@ class TaskModel:
     callable_scope: Optional[Scope]
     group_id: Optional[str]          # "" outside task groups, None when the prefix is unknown
     scope: Scope                     # where the task is made: its arguments are read there
-    # The innermost `for` loop or comprehension, inside the task's DAG, that runs this call once
-    # per pass; None when the call runs once per DAG.
-    loop: Optional[cst.CSTNode] = None
+    # The loops, prefixing task groups and conditions around the call inside its DAG's body,
+    # outermost first (model/nesting.py); () when the call runs once per DAG.
+    nesting: Nesting = ()
 
     @property
     def full_task_id(self) -> Optional[str]:
@@ -100,7 +101,7 @@ class _Ctx:
     dag: Optional[DagModel]
     group: Optional[str]             # task-group prefix: "" none, None unknown
     parse_time: bool                 # does this code run when the file is parsed?
-    loop: Optional[cst.CSTNode] = None  # innermost loop entered since the DAG's body began
+    nesting: Nesting = ()            # loops, groups and conditions entered since the DAG's body began
 
 
 _TASKFLOW_CHAIN = frozenset({"override", "partial"})
@@ -225,7 +226,7 @@ class _Builder:
             python_callable, callable_scope = self.local_function(target.node, ctx.scope)
         return TaskModel(task_id=task_id, kind="operator", operator=qual, node=call, args=args,
                          callable=python_callable, callable_scope=callable_scope, group_id=ctx.group,
-                         scope=ctx.scope, loop=ctx.loop)
+                         scope=ctx.scope, nesting=ctx.nesting)
 
     def local_function(self, expr: cst.BaseExpression, scope: Scope) -> tuple[Optional[cst.FunctionDef], Optional[Scope]]:
         if isinstance(expr, cst.Name):
@@ -281,7 +282,7 @@ class _Builder:
         return TaskModel(task_id=task_id, kind="taskflow", operator=taskflow.operator,
                          node=call, args=args, callable=function,
                          callable_scope=function_scope(function, ctx.scope), group_id=ctx.group,
-                         scope=ctx.scope, loop=ctx.loop)
+                         scope=ctx.scope, nesting=ctx.nesting)
 
 
 def _decorator_call_target(decorator: cst.Decorator) -> cst.BaseExpression:
@@ -348,7 +349,7 @@ def _handle_with(b: _Builder, node: cst.With, ctx: _Ctx) -> list[tuple[cst.CSTNo
             dag = b.new_dag_from_call(expr, "context", ctx)  # type: ignore[arg-type]
             if item.asname is not None:
                 b.bind_dag_var(item.asname.name, dag, ctx.scope)
-            body_ctx = dataclasses.replace(body_ctx, dag=dag, group="", loop=None)
+            body_ctx = dataclasses.replace(body_ctx, dag=dag, group="", nesting=())
         elif isinstance(expr, cst.Call) and ctx.scope.resolves_to(expr.func, names.TASK_GROUP_CLASSES):
             args = call_arguments(expr, Evaluator(ctx.scope), positional=("group_id",))
             given = args.get("group_id")
@@ -356,14 +357,18 @@ def _handle_with(b: _Builder, node: cst.With, ctx: _Ctx) -> list[tuple[cst.CSTNo
             prefix_arg = args.get("prefix_group_id")
             if prefix_arg is not None and prefix_arg.value is False:
                 group = body_ctx.group  # children keep their plain task ids
+                nesting = body_ctx.nesting
             else:
                 group = _join_group(body_ctx.group, group_id)
-            body_ctx = dataclasses.replace(body_ctx, group=group)
+                nesting = body_ctx.nesting
+                if nesting and given is not None:  # inside a loop, a group named per pass keeps ids apart
+                    nesting += (PrefixingGroup(given.node),)
+            body_ctx = dataclasses.replace(body_ctx, group=group, nesting=nesting)
         else:
             dag = b.dag_for_name(expr, ctx.scope)
             if dag is not None:
                 # The DAG may be made anew on each pass of an enclosing loop: start afresh.
-                body_ctx = dataclasses.replace(body_ctx, dag=dag, group="", loop=None)
+                body_ctx = dataclasses.replace(body_ctx, dag=dag, group="", nesting=())
     pushed: list[tuple[cst.CSTNode, _Ctx]] = [(item.item, ctx) for item in node.items]
     pushed.append((node.body, body_ctx))
     return pushed
@@ -408,7 +413,7 @@ def _handle_call(b: _Builder, node: cst.Call, ctx: _Ctx) -> list[tuple[cst.CSTNo
 
 def _handle_loop(b: _Builder, node: cst.CSTNode, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
     # Only loops inside a DAG's body repeat its tasks; a loop around the DAG makes new DAGs.
-    inner = dataclasses.replace(ctx, loop=node) if ctx.dag is not None else ctx
+    inner = dataclasses.replace(ctx, nesting=ctx.nesting + (node,)) if ctx.dag is not None else ctx
     if isinstance(node, cst.For):
         pushed = [(node.target, ctx), (node.iter, ctx), (node.body, inner)]
         return pushed + ([(node.orelse, ctx)] if node.orelse is not None else [])
@@ -420,7 +425,10 @@ def _handle_if(b: _Builder, node: cst.If, ctx: _Ctx) -> list[tuple[cst.CSTNode, 
     # (nor the `else` of their negations): what is there is no DAG, task or parse-time call.
     runs = value_on_import(node.test, ctx.scope)
     if runs is None:
-        return [(child, ctx) for child in branch_nodes(node)]
+        # Inside a loop, a task under an `if` may be made on some passes only.
+        inner = dataclasses.replace(ctx, nesting=ctx.nesting + (Condition(node.test),)) if ctx.nesting else ctx
+        pushed = [(node.test, ctx), (node.body, inner)]
+        return pushed + ([(node.orelse, inner)] if node.orelse is not None else [])
     taken = node.body if runs else node.orelse
     return [(node.test, ctx)] + ([(taken, ctx)] if taken is not None else [])
 
