@@ -59,6 +59,8 @@ class DagModel:
     default_args: Arguments
     scope: Scope
     tasks: list[TaskModel] = field(default_factory=list)
+    # Code written inside the DAG: the bodies of its `with` blocks, its @dag function.
+    bodies: list[cst.CSTNode] = field(default_factory=list)
 
     def effective(self, name: str) -> Optional[ArgValue]:
         """A DAG argument, falling back to default_args as Airflow does for dates."""
@@ -313,6 +315,7 @@ def _handle_function(b: _Builder, node: cst.FunctionDef, ctx: _Ctx) -> list[tupl
                 args, call = Arguments(), None
             dag = b._make_dag(args, evaluator, "decorator", call, decorator.decorator, node, ctx,
                               default_id=node.name.value)
+            dag.bodies.append(node)
             # The @dag function body runs when the file is parsed, like module-level code.
             body_ctx = _Ctx(scope=inner_scope, dag=dag, group="", parse_time=ctx.parse_time)
         elif _is_task_decorator(target, ctx.scope):
@@ -349,6 +352,7 @@ def _handle_with(b: _Builder, node: cst.With, ctx: _Ctx) -> list[tuple[cst.CSTNo
             dag = b.new_dag_from_call(expr, "context", ctx)  # type: ignore[arg-type]
             if item.asname is not None:
                 b.bind_dag_var(item.asname.name, dag, ctx.scope)
+            dag.bodies.append(node.body)
             body_ctx = dataclasses.replace(body_ctx, dag=dag, group="", nesting=())
         elif isinstance(expr, cst.Call) and ctx.scope.resolves_to(expr.func, names.TASK_GROUP_CLASSES):
             args = call_arguments(expr, Evaluator(ctx.scope), positional=("group_id",))
@@ -367,6 +371,7 @@ def _handle_with(b: _Builder, node: cst.With, ctx: _Ctx) -> list[tuple[cst.CSTNo
         else:
             dag = b.dag_for_name(expr, ctx.scope)
             if dag is not None:
+                dag.bodies.append(node.body)
                 # The DAG may be made anew on each pass of an enclosing loop: start afresh.
                 body_ctx = dataclasses.replace(body_ctx, dag=dag, group="", nesting=())
     pushed: list[tuple[cst.CSTNode, _Ctx]] = [(item.item, ctx) for item in node.items]
