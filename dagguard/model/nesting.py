@@ -8,7 +8,7 @@ from typing import Iterator, Union
 
 import libcst as cst
 
-from dagguard.model.scope import target_names
+from dagguard.model.scope import names_in, target_names
 from dagguard.model.tree import child_nodes
 
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
@@ -109,7 +109,7 @@ def _bindings(node: cst.CSTNode) -> Iterator[tuple[frozenset[str], cst.CSTNode |
     elif isinstance(node, cst.ExceptHandler) and node.name is not None:
         yield frozenset(target_names(node.name.name)), None
     elif isinstance(node, (cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal, cst.MatchAs, cst.MatchStar)):
-        yield frozenset(_names(node)), None
+        yield names_in(node), None
 
 
 def _walk(nodes: tuple[cst.CSTNode, ...]) -> Iterator[cst.CSTNode]:
@@ -122,19 +122,9 @@ def _walk(nodes: tuple[cst.CSTNode, ...]) -> Iterator[cst.CSTNode]:
             pending.extend(child_nodes(node))
 
 
-def _names(node: cst.CSTNode) -> Iterator[str]:
-    pending = [node]
-    while pending:
-        current = pending.pop()
-        if isinstance(current, cst.Name):
-            yield current.value
-        else:
-            pending.extend(child_nodes(current))
-
-
 def mentions(node: cst.CSTNode, names: set[str] | frozenset[str]) -> bool:
     """Does the expression use any of `names` (or an attribute of that name: read generously)?"""
-    return any(name in names for name in _names(node))
+    return not names_in(node).isdisjoint(names)
 
 
 def has_call(node: cst.CSTNode) -> bool:
