@@ -34,8 +34,8 @@ class TaskModel:
     callable_scope: Optional[Scope]
     group_id: Optional[str]          # "" outside task groups, None when the prefix is unknown
     scope: Scope                     # where the task is made: its arguments are read there
-    # The loops, prefixing task groups and conditions around the call inside its DAG's body,
-    # outermost first (model/nesting.py); () when the call runs once per DAG.
+    # The loops, prefixing task groups and conditions around the call, outermost first, from the
+    # start of its DAG's body if it is written there (model/nesting.py).
     nesting: Nesting = ()
 
     @property
@@ -61,6 +61,8 @@ class DagModel:
     tasks: list[TaskModel] = field(default_factory=list)
     # Code written inside the DAG: the bodies of its `with` blocks, its @dag function.
     bodies: list[cst.CSTNode] = field(default_factory=list)
+    # The loops and conditions around the DAG's creation: a loop there makes a new DAG each pass.
+    nesting: Nesting = ()
 
     def effective(self, name: str) -> Optional[ArgValue]:
         """A DAG argument, falling back to default_args as Airflow does for dates."""
@@ -174,7 +176,7 @@ class _Builder:
         dag = DagModel(
             dag_id=dag_id, kind=kind, call=call, report_node=report_node, function=function,
             args=args, default_args=dict_arguments(args.get("default_args"), evaluator),
-            scope=ctx.scope,
+            scope=ctx.scope, nesting=ctx.nesting,
         )
         self.dags.append(dag)
         if function is not None and kind == "decorator":
@@ -417,8 +419,9 @@ def _handle_call(b: _Builder, node: cst.Call, ctx: _Ctx) -> list[tuple[cst.CSTNo
 
 
 def _handle_loop(b: _Builder, node: cst.CSTNode, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
-    # Only loops inside a DAG's body repeat its tasks; a loop around the DAG makes new DAGs.
-    inner = dataclasses.replace(ctx, nesting=ctx.nesting + (node,)) if ctx.dag is not None else ctx
+    # A loop around the DAG's creation makes new DAGs (DagModel.nesting); only the others
+    # repeat its tasks.
+    inner = dataclasses.replace(ctx, nesting=ctx.nesting + (node,))
     if isinstance(node, cst.For):
         pushed = [(node.target, ctx), (node.iter, ctx), (node.body, inner)]
         return pushed + ([(node.orelse, ctx)] if node.orelse is not None else [])

@@ -7,7 +7,7 @@ from typing import Iterable, Optional
 import libcst as cst
 
 from dagguard.model.branches import branch_paths, exclusive
-from dagguard.model.dags import FileModel, TaskModel
+from dagguard.model.dags import DagModel, FileModel, TaskModel
 from dagguard.model.nesting import (COMPREHENSIONS, Condition, LoopPass, PrefixingGroup, changing_names,
                                     has_call, loop_passes, mentions)
 from dagguard.rules.base import Report, Rule, RuleContext
@@ -41,7 +41,7 @@ class DuplicateTaskId(Rule):
                         help="give each task a unique task_id",
                         dag=dag,
                     )
-                elif (repeating := _repeating_pass(task, task_arg.node, changing)) is not None:
+                elif (repeating := _repeating_pass(dag, task, task_arg.node, changing)) is not None:
                     shown = f"'{task_id}'" if task_id is not None else f"task_id={file.module.code_for_node(task_arg.node)}"
                     variables = ", ".join(sorted(repeating.targets)) or "_"
                     yield Report(
@@ -56,13 +56,14 @@ class DuplicateTaskId(Rule):
                     earlier.append(task)
 
 
-def _repeating_pass(task: TaskModel, task_id_node: cst.BaseExpression,
+def _repeating_pass(dag: DagModel, task: TaskModel, task_id_node: cst.BaseExpression,
                     known: dict[int, Optional[frozenset[str]]]) -> Optional[LoopPass]:
     """A loop around the task, inside its DAG, that can run twice and makes the same id on each
     pass: neither the id nor a prefixing task group inside the loop depends on what the loop
     changes, and no condition or early exit inside it may skip passes."""
+    around_the_dag = {id(level) for level in dag.nesting}  # these make a new DAG on each pass
     for index, level in enumerate(task.nesting):
-        if not isinstance(level, (cst.For, *COMPREHENSIONS)):
+        if not isinstance(level, (cst.For, *COMPREHENSIONS)) or id(level) in around_the_dag:
             continue
         inner = task.nesting[index + 1:]
         ids = [task_id_node] + [g.group_id for g in inner if isinstance(g, PrefixingGroup)]

@@ -101,6 +101,18 @@ for table in TABLES:
     BashOperator(task_id="load", bash_command="echo", dag=made)
     globals()[f"load_{table}"] = made
 """, False),
+    "module_level_loop_attaching_to_one_dag": ("""
+made = DAG("d", schedule=None)
+for table in TABLES:
+    BashOperator(task_id="load", bash_command="echo", dag=made)
+""", True),
+    "module_level_loop_attaching_to_the_dag_of_each_pass": ("""
+for table in TABLES:
+    with DAG(f"load_{table}", schedule=None) as made:
+        pass
+    BashOperator(task_id="load", bash_command="echo", dag=made)
+    globals()[f"load_{table}"] = made
+""", False),
     # Nested loops: every loop around the task whose variable the id does not use repeats it.
     "nested_loop_id_from_outer_variable": ("""
 PARTNERS = ["acme", "globex"]
