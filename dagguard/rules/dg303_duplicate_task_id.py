@@ -10,6 +10,7 @@ from dagguard.model.branches import branch_paths, exclusive
 from dagguard.model.dags import DagModel, FileModel, TaskModel
 from dagguard.model.nesting import (COMPREHENSIONS, Condition, LoopPass, PrefixingGroup, changing_names,
                                     has_call, loop_passes, mentions)
+from dagguard.model.values import Evaluator
 from dagguard.rules.base import Report, Rule, RuleContext
 
 
@@ -69,7 +70,7 @@ def _repeating_pass(dag: DagModel, task: TaskModel, task_id_node: cst.BaseExpres
         ids = [task_id_node] + [g.group_id for g in inner if isinstance(g, PrefixingGroup)]
         conditions = [c.test for c in inner if isinstance(c, Condition)]
         for loop in loop_passes(level):
-            if _runs_at_most_once(loop.iterable):
+            if _runs_at_most_once(loop.iterable, Evaluator(task.scope)):
                 continue
             if id(loop.node) not in known:
                 known[id(loop.node)] = changing_names(loop)
@@ -82,10 +83,13 @@ def _repeating_pass(dag: DagModel, task: TaskModel, task_id_node: cst.BaseExpres
     return None
 
 
-def _runs_at_most_once(iterable: cst.BaseExpression) -> bool:
-    # Visibly so: over a literal of at most one item, or range(0) / range(1).
+def _runs_at_most_once(iterable: cst.BaseExpression, evaluator: Evaluator) -> bool:
+    # Visibly so: over a literal (or a module constant) of at most one item, or range(0) / range(1).
     if isinstance(iterable, (cst.List, cst.Tuple, cst.Set)):
         return len(iterable.elements) <= 1
+    if isinstance(iterable, cst.Name):
+        value = evaluator.value(iterable)
+        return isinstance(value, (list, tuple)) and len(value) <= 1
     if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) \
             and iterable.func.value == "range" and len(iterable.args) == 1:
         bound = iterable.args[0].value

@@ -74,6 +74,12 @@ with DAG("d", schedule=None):
     for _ in range(1):
         BashOperator(task_id="check", bash_command="echo")
 """, False),
+    "loop_over_an_empty_constant": ("""
+VIEW_IDS = []
+with DAG("d", schedule=None):
+    for view_id in VIEW_IDS:
+        BashOperator(task_id="load", bash_command="echo")
+""", False),
     "else_of_a_loop_runs_once": ("""
 with DAG("d", schedule=None):
     for table in TABLES:
