@@ -24,6 +24,11 @@ END_KEYS = frozenset({"data_interval_end", "next_ds", "next_ds_nodash", "next_ex
 # Keys equal to data_interval_end on a trigger timetable's run (start == end == logical date).
 SAME_INSTANT_START_KEYS = frozenset({"data_interval_start", "logical_date", "ts", "execution_date"})
 
+# Keys that are the run's logical date itself (formatted or not): on a trigger timetable, the
+# moment the run starts. `execution_date` is left to DG205 (removed in Airflow 3).
+RUN_DATE_KEYS = frozenset({"ds", "ds_nodash", "ts", "ts_nodash", "ts_nodash_with_tz", "logical_date",
+                           "data_interval_start"})
+
 # Objects whose attributes of the same names are interval values: `dag_run.logical_date`.
 INTERVAL_OWNERS = frozenset({"dag_run", "ti", "task_instance"})
 
@@ -42,7 +47,14 @@ REMOVED_KEYS: dict[str, str] = {
     "yesterday_ds": "macros.ds_add(ds, -1)",
     "yesterday_ds_nodash": "macros.ds_add(ds, -1) | replace('-', '')",
     "conf": "airflow.configuration.conf in code, or a Variable",
+    "triggering_dataset_events": "triggering_asset_events",
 }
+
+# Attributes of dag_run/ti that Airflow 3 removed along with the context keys.
+REMOVED_ATTRIBUTES = frozenset({"execution_date", "next_execution_date", "prev_execution_date"})
+# The run's `external_trigger` went with its column (migration 0059, Airflow 3.0): the run in a
+# task's context has `run_type` instead, and raises AttributeError for the old name.
+REMOVED_DAG_RUN_ATTRIBUTES = REMOVED_ATTRIBUTES | {"external_trigger"}
 
 # Every key an Airflow 2 or 3 template can see: a template root outside this set is a
 # user-defined macro or variable whose value dagguard cannot know.

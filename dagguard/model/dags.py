@@ -28,7 +28,8 @@ class TaskModel:
     task_id: Optional[str]           # None when not static
     kind: str                        # "operator" or "taskflow"
     operator: Optional[str]          # qualified class name or TaskFlow decorator
-    node: cst.CSTNode                # the operator call, or the TaskFlow call site
+    node: cst.CSTNode                # the operator call, the TaskFlow call site, or (for a
+                                     # @task function no DAG of the file calls) its decorator
     args: Arguments
     callable: Optional[cst.FunctionDef]
     callable_scope: Optional[Scope]
@@ -37,6 +38,13 @@ class TaskModel:
     # The loops, prefixing task groups and conditions around the call, outermost first, from the
     # start of its DAG's body if it is written there (model/nesting.py).
     nesting: Nesting = ()
+    # Are its arguments evaluated when the file is parsed? (Not inside a function's body, unless
+    # an @dag function's.) Read for tasks outside any DAG of the file.
+    parse_time: bool = True
+
+    @property
+    def label(self) -> str:
+        return f"task '{self.task_id}'" if self.task_id else "task"
 
     @property
     def full_task_id(self) -> Optional[str]:
@@ -87,6 +95,16 @@ class ParseTimeCall:
     scope: Scope
 
 
+@dataclass(frozen=True)
+class OperatorMethod:
+    """A method Airflow calls with the run's context on an operator class of this file:
+    `execute(self, context)`, a sensor's `poke`, a deferred operator's `execute_complete`."""
+
+    class_name: str
+    function: cst.FunctionDef
+    scope: Scope                     # the function's own scope
+
+
 @dataclass
 class FileModel:
     """Everything the rules need to know about one file."""
@@ -95,8 +113,17 @@ class FileModel:
     scope: Scope
     dags: list[DagModel]
     parse_time_calls: list[ParseTimeCall]
+    # Tasks that no DAG of this file takes: Airflow operators made outside any DAG, and @task
+    # functions that no DAG of the file calls (their call may be in another module).
+    loose_tasks: list[TaskModel] = field(default_factory=list)
+    operator_methods: list[OperatorMethod] = field(default_factory=list)
     # Derived facts that several rules need (dagguard.model.task_io), filled on first use.
     analyses: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def every_task(self) -> list[TaskModel]:
+        """The tasks of every DAG, then the loose ones. A @task function a DAG calls twice is
+        two tasks sharing one decorator: rules reporting its arguments report them once."""
+        return [task for dag in self.dags for task in dag.tasks] + self.loose_tasks
 
 
 @dataclass(frozen=True)
@@ -121,6 +148,9 @@ class _TaskflowFunction:
     decorator: cst.Decorator
     operator: Optional[str]
     dag: Optional[DagModel] = None
+    function: Optional[cst.FunctionDef] = None
+    scope: Optional[Scope] = None    # where the function is defined: its decorator is read there
+    parse_time: bool = True
 
 
 class _Builder:
@@ -136,6 +166,10 @@ class _Builder:
         self.claimed_calls: set[int] = set()
         self.taskflow: dict[int, _TaskflowFunction] = {}
         self.has_dag_bound_tasks = False   # a `@dag.task` task may be called outside its DAG's body
+        self.attached_functions: set[int] = set()  # @task functions some DAG of the file calls
+        self.loose_operators: list[TaskModel] = []
+        self.operator_classes: set[str] = set()     # same-file classes deriving from an operator
+        self.operator_methods: list[OperatorMethod] = []
 
     def build(self) -> FileModel:
         stack: list[tuple[cst.CSTNode, _Ctx]] = [
@@ -151,7 +185,27 @@ class _Builder:
             else:
                 for child in reversed(branch_nodes(node)):
                     push((child, ctx))
-        return FileModel(self.module, self.scope, self.dags, self.parse_time_calls)
+        return FileModel(self.module, self.scope, self.dags, self.parse_time_calls,
+                         self.loose_operators + self.loose_taskflow_functions(), self.operator_methods)
+
+    def loose_taskflow_functions(self) -> list[TaskModel]:
+        """A TaskModel for each @task function no DAG of the file calls, made at its decorator."""
+        found: list[TaskModel] = []
+        for key, taskflow in self.taskflow.items():
+            if key in self.attached_functions or taskflow.function is None or taskflow.scope is None:
+                continue
+            expr = taskflow.decorator.decorator
+            evaluator = Evaluator(taskflow.scope)
+            args = call_arguments(expr, evaluator) if isinstance(expr, cst.Call) else Arguments()
+            task_id_arg = args.get("task_id")
+            task_id = taskflow.function.name.value if task_id_arg is None else (
+                task_id_arg.value if isinstance(task_id_arg.value, str) else None)
+            found.append(TaskModel(
+                task_id=task_id, kind="taskflow", operator=taskflow.operator, node=taskflow.decorator, args=args,
+                callable=taskflow.function, callable_scope=function_scope(taskflow.function, taskflow.scope),
+                group_id=None, scope=taskflow.scope, parse_time=taskflow.parse_time,
+            ))
+        return found
 
     # --- DAGs ------------------------------------------------------------------------------
 
@@ -231,6 +285,14 @@ class _Builder:
         return TaskModel(task_id=task_id, kind="operator", operator=qual, node=call, args=args,
                          callable=python_callable, callable_scope=callable_scope, group_id=ctx.group,
                          scope=ctx.scope, nesting=ctx.nesting)
+
+    def is_operator_call(self, call: cst.Call, scope: Scope) -> bool:
+        """`SomeOperator(...)` or `SomeOperator.partial(...)`, of a class Airflow ships."""
+        func = call.func
+        if type(func) is cst.Attribute and func.attr.value == "partial":  # type: ignore[attr-defined]
+            func = func.value  # type: ignore[attr-defined]
+        qual = scope.qualname(func)
+        return qual is not None and names.is_airflow_operator(qual)
 
     def local_function(self, expr: cst.BaseExpression, scope: Scope) -> tuple[Optional[cst.FunctionDef], Optional[Scope]]:
         if isinstance(expr, cst.Name):
@@ -321,11 +383,13 @@ def _handle_function(b: _Builder, node: cst.FunctionDef, ctx: _Ctx) -> list[tupl
             # The @dag function body runs when the file is parsed, like module-level code.
             body_ctx = _Ctx(scope=inner_scope, dag=dag, group="", parse_time=ctx.parse_time)
         elif _is_task_decorator(target, ctx.scope):
-            b.register_taskflow(node, _TaskflowFunction(decorator, ctx.scope.qualname(target)))
+            b.register_taskflow(node, _TaskflowFunction(decorator, ctx.scope.qualname(target), function=node,
+                                                        scope=ctx.scope, parse_time=ctx.parse_time))
         elif type(target) is cst.Attribute and target.attr.value == "task":  # type: ignore[attr-defined]
             owner = b.dag_for_name(target.value, ctx.scope)  # type: ignore[attr-defined]
             if owner is not None:
-                b.register_taskflow(node, _TaskflowFunction(decorator, DAG_TASK_DECORATOR, owner))
+                b.register_taskflow(node, _TaskflowFunction(decorator, DAG_TASK_DECORATOR, owner, function=node,
+                                                            scope=ctx.scope, parse_time=ctx.parse_time))
         elif ctx.scope.resolves_to(target, names.TASK_GROUP_DECORATORS):
             group_id = node.name.value
             if isinstance(decorator.decorator, cst.Call):
@@ -338,6 +402,28 @@ def _handle_function(b: _Builder, node: cst.FunctionDef, ctx: _Ctx) -> list[tupl
     pushed.append((node.params, ctx))
     pushed.append((node.body, body_ctx))
     return pushed
+
+
+_OPERATOR_METHODS = frozenset({"execute", "poke", "execute_complete"})
+
+
+def _handle_class(b: _Builder, node: cst.ClassDef, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
+    # A class deriving from an Airflow operator (or from such a class of this file): Airflow calls
+    # its execute() with the context, whichever DAG uses it.
+    if any(_is_operator_base(base.value, ctx.scope, b.operator_classes) for base in node.bases):
+        b.operator_classes.add(node.name.value)
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        for stmt in body:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value in _OPERATOR_METHODS:
+                b.operator_methods.append(OperatorMethod(node.name.value, stmt, function_scope(stmt, ctx.scope)))
+    return [(child, ctx) for child in branch_nodes(node)]
+
+
+def _is_operator_base(base: cst.BaseExpression, scope: Scope, local_operators: set[str]) -> bool:
+    if isinstance(base, cst.Name) and base.value in local_operators:
+        return True
+    qual = scope.qualname(base)
+    return qual is not None and names.is_airflow_operator(qual)
 
 
 def _join_group(prefix: Optional[str], group_id: Optional[str]) -> Optional[str]:
@@ -411,6 +497,14 @@ def _handle_call(b: _Builder, node: cst.Call, ctx: _Ctx) -> list[tuple[cst.CSTNo
                     dag = b.taskflow[id(task.callable)].dag or dag
                 if dag is not None:
                     dag.tasks.append(task)
+                    if task.kind == "taskflow":
+                        b.attached_functions.add(id(task.callable))
+                elif task.kind == "operator" and names.is_airflow_operator(task.operator or ""):
+                    b.loose_operators.append(dataclasses.replace(task, group_id=None, parse_time=ctx.parse_time))
+        elif b.is_operator_call(node, ctx.scope):
+            task = b.operator_task(node, ctx)
+            if task is not None:
+                b.loose_operators.append(dataclasses.replace(task, group_id=None, parse_time=ctx.parse_time))
     if ctx.parse_time and isinstance(node.func, cst.Attribute):
         b.parse_time_calls.append(ParseTimeCall(node, ctx.scope))
     pushed: list[tuple[cst.CSTNode, _Ctx]] = [(node.func, ctx)]
@@ -452,6 +546,7 @@ def _handle_name(b: _Builder, node: cst.CSTNode, ctx: _Ctx) -> list[tuple[cst.CS
 
 _HANDLERS = {
     cst.FunctionDef: _handle_function,
+    cst.ClassDef: _handle_class,
     cst.With: _handle_with,
     cst.Assign: _handle_assign,
     cst.Call: _handle_call,

@@ -22,7 +22,7 @@ class WriteEffect:
     """A statement's effect on a table.
 
     kind: "append" (INSERT/COPY adding rows), "upsert" (MERGE, ON CONFLICT, OR REPLACE,
-    INSERT OVERWRITE, anti-joined INSERT), "clear" (DELETE, TRUNCATE, DROP, CREATE without
+    INSERT OVERWRITE, anti-joined INSERT or one reading its own target), "clear" (DELETE, TRUNCATE, DROP, CREATE without
     IF NOT EXISTS), "update".
     """
 
@@ -54,7 +54,7 @@ def write_effects(tree: "exp.Expression", raw: str) -> list[WriteEffect]:
         source = tree.expression
         literal = isinstance(source, exp.Values) or source is None
         upsert = bool(tree.args.get("conflict") or tree.args.get("alternative") or tree.args.get("overwrite")
-                      or tree.args.get("ignore")) or _anti_joined(source)
+                      or tree.args.get("ignore")) or _anti_joined(source) or _reads_target(source, target)
         return [WriteEffect("upsert" if upsert else "append", target, not literal, "INSERT INTO")]
     if isinstance(tree, exp.Merge):
         return [WriteEffect("upsert", table_name(tree.this), True, "MERGE INTO")]
@@ -106,6 +106,25 @@ def _anti_joined(source: Optional["exp.Expression"]) -> bool:
     return False
 
 
+def _reads_target(source: Optional["exp.Expression"], target: Optional[str]) -> bool:
+    """INSERT INTO t SELECT ... that reads t itself (`WHERE id > (SELECT MAX(id) FROM t)`, a
+    LEFT JOIN t ... IS NULL): an incremental load that skips what t already holds."""
+    return source is not None and target is not None and target in read_tables(source)
+
+
+def read_tables(tree: "exp.Expression") -> set[str]:
+    """Tables a statement's SELECTs read (CTE names included, which match no real table)."""
+    from sqlglot import exp
+
+    found: set[str] = set()
+    for select in tree.find_all(exp.Select):
+        for table in select.find_all(exp.Table):
+            name = table_name(table)
+            if name is not None:
+                found.add(name)
+    return found
+
+
 def placeholders(node: "exp.Expression") -> set[str]:
     """Placeholder tokens inside `node` (as identifiers or inside string literals)."""
     from sqlglot import exp
@@ -126,6 +145,12 @@ _BOUND_FUNCTIONS = frozenset({"TO_DATE", "TO_TIMESTAMP", "DATE", "TIMESTAMP", "P
 
 def _bound(side: "exp.Expression", lookup: Lookup) -> Optional[Expression]:
     """The template expression `side` is, when it is one plain bound (maybe cast or quoted)."""
+    expr = _plain_template(side, lookup)
+    return expr if expr is not None and expr.bound is not None else None
+
+
+def _plain_template(side: "exp.Expression", lookup: Lookup) -> Optional[Expression]:
+    """The template expression `side` is, when it is one expression, maybe cast or quoted."""
     from sqlglot import exp
 
     tokens = placeholders(side)
@@ -137,8 +162,7 @@ def _bound(side: "exp.Expression", lookup: Lookup) -> Optional[Expression]:
             continue
         if not isinstance(node, wrappers):
             return None  # arithmetic or a function: not the plain bound any more
-    expr = lookup(next(iter(tokens)))
-    return expr if expr is not None and expr.bound is not None else None
+    return lookup(next(iter(tokens)))
 
 
 def _column(side: "exp.Expression") -> Optional[str]:
@@ -208,3 +232,85 @@ def empty_trigger_ranges(tree: "exp.Expression", lookup: Lookup) -> list[RangeBo
         elif b.op == "<=" and inclusive_empty and (b.column, b.expr.shape) in lows:
             found.append(b)
     return found
+
+
+@dataclass(frozen=True)
+class RunDateRead:
+    """A read keyed on the run's logical date alone: `day = '{{ ds }}'`, a lower bound at it
+    with no `data_interval_end` above, a table named by it."""
+
+    text: str                        # "day = {{ ds }}", "FROM raw.events_{{ ds_nodash }}"
+    expr: Expression
+    tables: frozenset[str] = frozenset()   # the tables the SELECT reads (empty when not static)
+
+
+def run_date_reads(tree: "exp.Expression", lookup: Lookup) -> list[RunDateRead]:
+    """Reads of source data keyed on the logical date: in the WHERE and JOIN ... ON of every
+    SELECT (also inside INSERT, MERGE, CTAS) and the tables they read; never a DELETE's rows.
+
+    Ranges up to `data_interval_end` are DG206's, except the one that is a single day on a
+    trigger timetable: `BETWEEN '{{ data_interval_start | ds }}' AND '{{ data_interval_end | ds }}'`.
+    """
+    from sqlglot import exp
+
+    found: dict[str, RunDateRead] = {}
+    for select in tree.find_all(exp.Select):
+        if select.find_ancestor(exp.Delete) is not None:
+            continue
+        sources = [select.args.get("from_") or select.args.get("from")] + list(select.args.get("joins") or ())
+        tables = [s.this for s in sources if s is not None and isinstance(s.this, exp.Table)]
+        names = [table_name(t) for t in tables]
+        # Every source a named table, or what is read is not known (a subquery reads its own).
+        read = frozenset(n for n in names if n) if len(names) == len(sources) and all(names) else frozenset()
+        conditions = [select.args.get("where")] + [j.args.get("on") for j in select.args.get("joins") or ()]
+        for condition in conditions:
+            if condition is not None:
+                for text, expr in _keyed_conditions(condition, lookup):
+                    found.setdefault(text, RunDateRead(text, expr, read))
+        for table in tables:
+            expr = _run_date_in_name(table, lookup)
+            if expr is not None:
+                text = f"FROM {table_name(table) or table.sql()}"
+                found.setdefault(text, RunDateRead(text, expr, read))
+    return list(found.values())
+
+
+def _keyed_conditions(condition: "exp.Expression", lookup: Lookup) -> Iterator[tuple[str, Expression]]:
+    from sqlglot import exp
+
+    for node in condition.find_all(exp.EQ):
+        for column_side, value_side in ((node.this, node.expression), (node.expression, node.this)):
+            column, expr = _column(column_side), _plain_template(value_side, lookup)
+            if column is not None and expr is not None and expr.run_date:
+                yield f"{column} = {{{{ {expr.source} }}}}", expr
+    ranges = list(range_bounds(condition, lookup))
+    ends = {b.column for b in ranges if b.expr.key == "data_interval_end" and b.op in ("<", "<=", "between")}
+    for node in condition.find_all(exp.Between):
+        column = _column(node.this)
+        low = _plain_template(node.args["low"], lookup) if node.args.get("low") else None
+        if column is None or low is None or not low.run_date:
+            continue
+        high = _bound(node.args["high"], lookup) if node.args.get("high") else None
+        # Up to data_interval_end is DG206's range, unless both ends are the same day.
+        if high is not None and high.key == "data_interval_end" and not (high.shape and high.shape == low.shape):
+            continue
+        yield f"{column} BETWEEN {{{{ {low.source} }}}} AND ...", low
+    # Lower bounds: `col >= x`, or `x <= col` read the other way round.
+    flipped = {exp.LTE: exp.GTE, exp.LT: exp.GT}
+    for node in condition.find_all(exp.GTE, exp.GT, exp.LT, exp.LTE):
+        kind, left, right = type(node), node.this, node.expression
+        if kind in flipped:
+            kind, left, right = flipped[kind], right, left
+        column, expr = _column(left), _plain_template(right, lookup)
+        if column is None or expr is None or not expr.run_date or column in ends:
+            continue  # an upper bound, or a range up to data_interval_end (DG206's)
+        yield f"{column} {'>=' if kind is exp.GTE else '>'} {{{{ {expr.source} }}}}", expr
+
+
+def _run_date_in_name(table: "exp.Table", lookup: Lookup) -> Optional[Expression]:
+    """The logical date a read table is named by: `raw.events_{{ ds_nodash }}`."""
+    for token in placeholders(table):
+        expr = lookup(token)
+        if expr is not None and expr.run_date:
+            return expr
+    return None

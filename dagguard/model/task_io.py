@@ -10,14 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, TypeVar
 
 import libcst as cst
 
 from dagguard.model.dags import DagModel, FileModel, TaskModel
+from dagguard.model.dependencies import task_index, xcom_producer
 from dagguard.model.schedules import Recurrence, dag_recurrence
 from dagguard.model.python_tasks import CallableFacts, analyse_callable, formatted_text
 from dagguard.model.sql import ParsedSql, dialect_for, parse_sql
+from dagguard.model.sql_facts import write_effects
 from dagguard.model.sql_parameters import bind_parameters
 from dagguard.model.templates import Template, analyse_template, display
 from dagguard.model.values import UNKNOWN, Evaluator, StaticDict
@@ -46,6 +48,8 @@ NON_DATA_ARGUMENTS = frozenset({
     "reschedule", "ignore_downstream_trigger_rules",
 })
 _CACHE_KEY = "task_io"
+T = TypeVar("T")
+_BUILDING_KEY = "task_io_building"
 RENDERED_RETURN_DECORATORS = (".task.bash",)
 CALLABLE_ORIGIN = "a query in the callable"
 
@@ -127,6 +131,15 @@ class TaskIO:
             for statement in source.parsed.statements:
                 yield source, statement
 
+    def first_fact(self, facts: Callable[[Any, Callable[[str], Any]], list[T]]) -> Optional[tuple[SqlSource, T]]:
+        """The first of `facts(tree, lookup)` over the task's parsed statements, with its source."""
+        for source, statement in self.statements():
+            if statement is not None and statement.tree is not None:
+                found = facts(statement.tree, self.lookup)
+                if found:
+                    return source, found[0]
+        return None
+
     def lookup(self, token: str) -> Any:
         for source in self.sql:
             if source.template is not None:
@@ -179,11 +192,13 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
     bound = parameters.value if parameters is not None else None
     clock: list[tuple[str, cst.Call]] = []
     evaluator = Evaluator(task.scope)
+    # An upstream task's call in an argument is its XCom at run time: nothing of it runs at parse time.
+    xcoms = task_index(file)
     for name, arg in task.args.values.items():
         if name in NON_DATA_ARGUMENTS or name.endswith("conn_id"):
             continue
         if name not in DATE_ARGUMENTS:  # a task's own start_date is DG104's
-            clock.extend((name, call) for call in evaluator.wall_clock_calls(arg.node))
+            clock.extend((name, call) for call in evaluator.wall_clock_calls(arg.node, deferred=xcoms))
         if name in SQL_ARGUMENTS:
             value = arg.value
             if value is UNKNOWN:
@@ -205,16 +220,21 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
     if task.kind == "taskflow" and isinstance(task.node, cst.Call):
         evaluator = Evaluator(task.scope)
         for argument in task.node.args:
-            value = evaluator.value(argument.value) if not argument.star else UNKNOWN
             label = argument.keyword.value if argument.keyword is not None else "argument"
-            clock.extend((label, call) for call in evaluator.wall_clock_calls(argument.value))
+            clock.extend((label, call) for call in evaluator.wall_clock_calls(argument.value, deferred=xcoms))
+            producer = xcom_producer(file, argument.value, task.scope) if not argument.star else None
+            if producer is not None:
+                # An upstream XCom is keyed on the interval only when the task making it is.
+                unknown = unknown or _keyed_upstream(file, producer, path)
+                continue
+            value = evaluator.value(argument.value) if not argument.star else UNKNOWN
             for node, text in _strings(argument.value, value):
                 strings.append(TemplatedString(node, label, _template(file, text)))
             if _has_unknown(value):
                 unknown = True
     facts = None
     if task.callable is not None and task.callable_scope is not None:
-        explicit = _explicit_parameters(task)
+        explicit = explicit_parameters(task)
         facts = analyse_callable(task.callable, task.callable_scope, file.module, explicit, _names(file))
         if task.kind == "taskflow" and (task.operator or "").endswith(RENDERED_RETURN_DECORATORS):
             # @task.bash renders the command its function returns as a template.
@@ -230,7 +250,20 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
     return TaskIO(task, dag, tuple(strings), tuple(sql), facts, unknown, tuple(clock))
 
 
-def _explicit_parameters(task: TaskModel) -> frozenset[str]:
+def _keyed_upstream(file: FileModel, producer: TaskModel, path: Path) -> bool:
+    """Is the producer's output keyed on the interval? True (unknown) for a cycle of XComs."""
+    building: set[int] = file.analyses.setdefault(_BUILDING_KEY, set())
+    entry = task_index(file).get(id(producer.node))
+    if entry is None or id(producer) in building:
+        return True
+    building.add(id(producer))
+    try:
+        return task_io(file, entry.dag, producer, path).keyed
+    finally:
+        building.discard(id(producer))
+
+
+def explicit_parameters(task: TaskModel) -> frozenset[str]:
     """Callable parameters the task passes itself (so they are not context lookups): a TaskFlow
     call's arguments, a PythonOperator's op_kwargs keys and op_args, positional ones binding
     to the first parameters in order. Arguments of unknown number (`*args`, `**kwargs`, an
@@ -361,6 +394,17 @@ def runs_on_a_clock(dag: DagModel, airflow_version: str, create_cron_data_interv
     that get re-run and backfilled? False for None, @once, assets, and unknown schedules."""
     rec = dag_recurrence(dag, airflow_version, create_cron_data_intervals)
     return isinstance(rec, Recurrence)
+
+
+def dag_written_tables(file: FileModel, dag: DagModel, path: Path) -> frozenset[str]:
+    """The tables the DAG's tasks' SQL writes or clears, by normalised name."""
+    known: dict[int, frozenset[str]] = file.analyses.setdefault("written_tables", {})
+    if id(dag) not in known:
+        known[id(dag)] = frozenset(
+            effect.table for task in dag.tasks for _, statement in task_io(file, dag, task, path).statements()
+            if statement is not None and statement.tree is not None
+            for effect in write_effects(statement.tree, statement.text) if effect.table)
+    return known[id(dag)]
 
 
 def file_task_ios(file: FileModel, path: Path) -> Iterator[TaskIO]:

@@ -13,12 +13,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
-from dagguard.model.context_keys import (CONTEXT_KEYS, END_KEYS, INTERVAL_KEYS,
-                                         INTERVAL_OWNERS, REMOVED_KEYS, SAME_INSTANT_START_KEYS)
+from dagguard.model.context_keys import (CONTEXT_KEYS, END_KEYS, INTERVAL_KEYS, INTERVAL_OWNERS,
+                                         REMOVED_ATTRIBUTES, REMOVED_DAG_RUN_ATTRIBUTES, REMOVED_KEYS,
+                                         RUN_DATE_KEYS, SAME_INSTANT_START_KEYS)
 
 PLACEHOLDER = re.compile(r"__dgt_[0-9a-f]{10}__")
-# Attributes of dag_run/ti that Airflow 3 removed along with the context keys.
-REMOVED_ATTRIBUTES = frozenset({"execution_date", "next_execution_date", "prev_execution_date"})
 _WALL_CLOCK_METHODS = frozenset({"now", "utcnow", "today"})
 
 
@@ -33,6 +32,7 @@ class Expression:
     bound: Optional[str]             # "end", "start" (same instant as end on a trigger run) or None
     shape: str                       # the filters and methods applied to the bound, e.g. "|ds"
     key: Optional[str]               # the bound's variable, e.g. "data_interval_end"
+    run_date: Optional[str] = None   # the logical-date key it is, maybe formatted: "ds", "logical_date"
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,8 @@ def analyse_template(text: str) -> Template:
                 removed.append(node.name)
     for node in tree.find_all(nodes.Getattr):
         owner = node.node
-        if isinstance(owner, nodes.Name) and owner.name in INTERVAL_OWNERS and node.attr in REMOVED_ATTRIBUTES:
+        if isinstance(owner, nodes.Name) and owner.name in INTERVAL_OWNERS and node.attr in (
+                REMOVED_DAG_RUN_ATTRIBUTES if owner.name == "dag_run" else REMOVED_ATTRIBUTES):
             removed.append(f"{owner.name}.{node.attr}")
     for node in tree.find_all(nodes.Call):
         dotted = _dotted(node.node, nodes)
@@ -139,11 +140,12 @@ def _expression(node: Any, nodes: Any) -> Expression:
         for n in _walk(node, nodes)
     )
     bound, shape, key = _bound(node, nodes)
-    return Expression(token, source, roots, interval, bound, shape, key)
+    return Expression(token, source, roots, interval, bound, shape, key, _run_date(node, nodes))
 
 
-def _bound(node: Any, nodes: Any) -> tuple[Optional[str], str, Optional[str]]:
-    """Is the expression a plain interval bound, possibly formatted? Arithmetic makes it None."""
+def _peel(node: Any, nodes: Any) -> tuple[Any, str]:
+    """The value under an expression's formatting (filters, method calls, macros.ds_format),
+    and that formatting as a shape, e.g. "|ds"."""
     shape: list[str] = []
     while True:
         if isinstance(node, nodes.Filter) and node.node is not None:
@@ -156,25 +158,41 @@ def _bound(node: Any, nodes: Any) -> tuple[Optional[str], str, Optional[str]]:
         elif isinstance(node, nodes.Call) and _dotted(node.node, nodes) in ("macros.ds_format",) and node.args:
             shape.append(".ds_format")
             node = node.args[0]
-        elif isinstance(node, nodes.Call) and _dotted(node.node, nodes) == "macros.ds_add" \
-                and len(node.args) == 2 and isinstance(node.args[1], nodes.Const):
-            days = node.args[1].value
-            inner = node.args[0]
-            if isinstance(inner, nodes.Name) and inner.name == "ds" and isinstance(days, int) and days > 0:
-                return "end", "".join(reversed(shape)), f"macros.ds_add(ds, {days})"
-            return None, "", None
         else:
-            break
-    key: Optional[str] = None
+            return node, "".join(reversed(shape))
+
+
+def _key(node: Any, nodes: Any) -> Optional[str]:
+    """The context key a bare name or `dag_run.<key>` reads."""
     if isinstance(node, nodes.Name):
-        key = node.name
-    elif isinstance(node, nodes.Getattr) and isinstance(node.node, nodes.Name) and node.node.name in INTERVAL_OWNERS:
-        key = node.attr
+        return node.name
+    if isinstance(node, nodes.Getattr) and isinstance(node.node, nodes.Name) and node.node.name in INTERVAL_OWNERS:
+        return node.attr
+    return None
+
+
+def _bound(node: Any, nodes: Any) -> tuple[Optional[str], str, Optional[str]]:
+    """Is the expression a plain interval bound, possibly formatted? Arithmetic makes it None."""
+    node, shape = _peel(node, nodes)
+    if isinstance(node, nodes.Call) and _dotted(node.node, nodes) == "macros.ds_add" \
+            and len(node.args) == 2 and isinstance(node.args[1], nodes.Const):
+        days = node.args[1].value
+        inner = node.args[0]
+        if isinstance(inner, nodes.Name) and inner.name == "ds" and isinstance(days, int) and days > 0:
+            return "end", shape, f"macros.ds_add(ds, {days})"
+        return None, "", None
+    key = _key(node, nodes)
     if key in END_KEYS:
-        return "end", "".join(reversed(shape)), key
+        return "end", shape, key
     if key in SAME_INSTANT_START_KEYS:
-        return "start", "".join(reversed(shape)), key
+        return "start", shape, key
     return None, "", None
+
+
+def _run_date(node: Any, nodes: Any) -> Optional[str]:
+    """The logical-date key the expression is, possibly formatted (`ds`, `logical_date | ds`)."""
+    key = _key(_peel(node, nodes)[0], nodes)
+    return key if key in RUN_DATE_KEYS else None
 
 
 def _walk(node: Any, nodes: Any) -> Iterator[Any]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
 import libcst as cst
 
@@ -16,6 +16,14 @@ from dagguard.model.values import UNKNOWN, Evaluator, Timetable
 
 if TYPE_CHECKING:
     from dagguard.config import Settings
+
+
+def trigger_dags(file: FileModel, settings: "Settings") -> Iterator[tuple[DagModel, str]]:
+    """The file's DAGs on a trigger timetable, each with how its schedule is written."""
+    for dag in file.dags:
+        schedule = dag_trigger_schedule(file, dag, settings)
+        if schedule is not None:
+            yield dag, schedule
 
 
 def dag_trigger_schedule(file: FileModel, dag: DagModel, settings: "Settings") -> Optional[str]:

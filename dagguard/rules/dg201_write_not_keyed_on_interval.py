@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Iterable, Optional
 
+from dagguard.model.appends import table_prepared, unprepared_appends
 from dagguard.model.dags import FileModel
-from dagguard.model.sql_facts import write_effects
 from dagguard.model.task_io import TaskIO, file_task_ios, readable, runs_on_a_clock
 from dagguard.model.writes import matches_write_pattern, transfer_destination
 from dagguard.rules.base import Report, Rule, RuleContext
@@ -32,30 +33,25 @@ class WriteNotKeyedOnInterval(Rule):
             # Without a recurring schedule there is no interval to key on (manual, @once, assets).
             if io.keyed or not runs_on_a_clock(io.dag, settings.airflow_version, settings.create_cron_data_intervals):
                 continue
-            report = sql_write(file, io) or transfer_write(io) or python_write(io, context.settings.write_task_patterns)
+            report = sql_write(file, io, context.path) or transfer_write(io) \
+                or python_write(file, io, context.path, context.settings.write_task_patterns)
             if report is not None and id(report.node) not in reported:
                 reported.add(id(report.node))
                 yield report
 
 
-def sql_write(file: FileModel, io: TaskIO) -> Optional[Report]:
-    """An INSERT ... SELECT or COPY (or any INSERT a callable runs) adding rows to a table it
-    has not emptied first."""
-    emptied: set[Optional[str]] = set()
-    for source, statement in io.statements():
-        if statement is None or statement.tree is None:
-            return None  # an unknown statement may be the one that clears the table
-        for effect in write_effects(statement.tree, statement.text):
-            if effect.kind == "clear" and not effect.partial:
-                emptied.add(effect.table)
-            elif effect.kind == "append" and effect.table not in emptied \
-                    and (effect.from_query or source.in_callable):
-                return Report(
-                    node=source.node,
-                    message=f"{io.label} runs {effect.verb} {readable(file, effect.table or '')} and nothing in it refers to "
-                            "the run's data interval; every run, re-run and backfill writes the same rows again",
-                    help=SQL_HELP,
-                )
+def sql_write(file: FileModel, io: TaskIO, path: Path) -> Optional[Report]:
+    """An INSERT ... SELECT or COPY (or any INSERT a callable runs) adding rows to a table that
+    neither it nor an upstream task emptied first."""
+    for append in unprepared_appends(file, io, path, partial_clears=False):
+        effect = append.effect
+        if effect.from_query or append.source.in_callable:
+            return Report(
+                node=append.source.node,
+                message=f"{io.label} runs {effect.verb} {readable(file, effect.table or '')} and nothing in it refers to "
+                        "the run's data interval; every run, re-run and backfill writes the same rows again",
+                help=SQL_HELP,
+            )
     return None
 
 
@@ -73,13 +69,15 @@ def transfer_write(io: TaskIO) -> Optional[Report]:
     )
 
 
-def python_write(io: TaskIO, patterns: tuple[str, ...]) -> Optional[Report]:
-    """A Python task calling a write API, or named like a writer and calling a write-like method."""
+def python_write(file: FileModel, io: TaskIO, path: Path, patterns: tuple[str, ...]) -> Optional[Report]:
+    """A Python task calling a write API, or named like a writer and calling a write-like method.
+    Rows written to a table the task or an upstream task empties (or reads) first are not."""
     facts = io.callable
     callable_ = io.task.callable
     if facts is None or callable_ is None:
         return None
-    writes = [w for w in facts.writes if w.kind == "api" and not w.upsert]
+    writes = [w for w in facts.writes if w.kind == "api" and not w.upsert
+              and not table_prepared(file, io, w.table, path)]
     if writes:
         first = writes[0]
         return Report(

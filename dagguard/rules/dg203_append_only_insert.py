@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
+from dagguard.model.appends import unprepared_appends
 from dagguard.model.dags import FileModel
-from dagguard.model.sql_facts import write_effects
 from dagguard.model.task_io import file_task_ios, readable, runs_on_a_clock
 from dagguard.rules.base import Report, Rule, RuleContext
 
@@ -29,21 +29,17 @@ class AppendOnlyInsert(Rule):
             # One-off DAGs (None, @once, assets) append by design: each run brings new rows.
             if not runs_on_a_clock(io.dag, settings.airflow_version, settings.create_cron_data_intervals):
                 continue
-            cleared: set[Optional[str]] = set()
-            for source, statement in io.statements():
-                if statement is None or statement.tree is None:
-                    break  # an unknown statement may clear the table: stay silent from here on
-                for effect in write_effects(statement.tree, statement.text):
-                    if effect.kind == "clear":
-                        cleared.add(effect.table)
-                    elif effect.kind == "append" and effect.table is not None and effect.table not in cleared:
-                        key = (id(source.node), effect.table)
-                        if key in seen:
-                            continue
-                        seen.add(key)
-                        yield Report(
-                            node=source.node,
-                            message=f"{io.label} appends to {readable(file, effect.table)} with {effect.verb} and removes none of "
-                                    "its rows first; every re-run or backfill of the interval adds them again",
-                            help=HELP,
-                        )
+            for append in unprepared_appends(file, io, context.path, partial_clears=True):
+                effect, source = append.effect, append.source
+                if effect.table is None:
+                    continue
+                key = (id(source.node), effect.table)
+                if key in seen:
+                    continue
+                seen.add(key)
+                yield Report(
+                    node=source.node,
+                    message=f"{io.label} appends to {readable(file, effect.table)} with {effect.verb} and removes none of "
+                            "its rows first; every re-run or backfill of the interval adds them again",
+                    help=HELP,
+                )

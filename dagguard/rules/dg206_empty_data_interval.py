@@ -7,7 +7,7 @@ from typing import Iterable
 from dagguard.model.dags import FileModel
 from dagguard.model.sql_facts import empty_trigger_ranges
 from dagguard.model.task_io import readable, task_io
-from dagguard.model.trigger_runs import dag_trigger_schedule
+from dagguard.model.trigger_runs import trigger_dags
 from dagguard.rules.base import Report, Rule, RuleContext
 
 HELP = ("schedule with CronDataIntervalTimetable(...) or DeltaDataIntervalTimetable(...) from airflow.sdk, "
@@ -32,10 +32,7 @@ class EmptyDataInterval(Rule):
     summary = "A data_interval_start..data_interval_end range that is empty on Airflow 3 trigger timetables"
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
-        for dag in file.dags:
-            schedule = dag_trigger_schedule(file, dag, context.settings)
-            if schedule is None:
-                continue
+        for dag, schedule in trigger_dags(file, context.settings):
             for task in dag.tasks:
                 io = task_io(file, dag, task, context.path)
                 if io.uses_dagguard_helper:
@@ -48,9 +45,7 @@ class EmptyDataInterval(Rule):
                         dag=dag,
                     )
                     continue
-                found = next(((source, bound) for source, statement in io.statements()
-                              if statement is not None and statement.tree is not None
-                              for bound in empty_trigger_ranges(statement.tree, io.lookup)), None)
+                found = io.first_fact(empty_trigger_ranges)
                 if found is None:
                     continue
                 source, bound = found

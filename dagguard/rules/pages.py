@@ -1,7 +1,8 @@
 """The rule pages (rules/DGnnn.md): where they live, and the examples they carry.
 
 An example is a fenced block whose info string is `python bad` or `python good`, optionally
-followed by settings for that example, e.g. ```python bad airflow-version=2```.
+followed by settings for that example, e.g. ```python bad airflow-version=2```. A block tagged
+```sql file=NAME``` before it is a file the example reads, written beside it as NAME.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-_FENCE = re.compile(r"^```python[ \t]+(?P<kind>bad|good)(?P<options>[^\n]*)\n(?P<code>.*?)^```[ \t]*$",
-                    re.MULTILINE | re.DOTALL)
+_FENCE = re.compile(r"^```(?:python[ \t]+(?P<kind>bad|good)(?P<options>[^\n]*)|sql[ \t]+file=(?P<file>[\w./-]+)[ \t]*)"
+                    r"\n(?P<code>.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,7 @@ class Example:
     code: str
     options: tuple[tuple[str, str], ...]
     number: int                       # 1-based among examples of the same kind
+    files: tuple[tuple[str, str], ...] = ()   # (name, text) of files written beside it
 
 
 def pages_folder() -> Optional[Path]:
@@ -44,11 +46,16 @@ def examples(text: str) -> list[Example]:
     """Every tagged example of a page, in order."""
     counts = {"bad": 0, "good": 0}
     found = []
+    files: list[tuple[str, str]] = []
     for match in _FENCE.finditer(text):
+        if match.group("file"):
+            files.append((match.group("file"), match.group("code")))
+            continue
         kind = match.group("kind")
         counts[kind] += 1
         options = tuple(
             tuple(item.split("=", 1)) for item in match.group("options").split() if "=" in item
         )
-        found.append(Example(kind, match.group("code"), options, counts[kind]))  # type: ignore[arg-type]
+        found.append(Example(kind, match.group("code"), options, counts[kind], tuple(files)))  # type: ignore[arg-type]
+        files = []
     return found

@@ -290,6 +290,22 @@ def test_query_parameters_holding_interval_bounds_are_bound_into_the_sql():
     """) == [frozenset({"data_interval_start", "data_interval_end"})] * 2 + [frozenset({"data_interval_end"})]
 
 
+def test_query_parameters_holding_the_logical_date_are_bound_into_the_sql_even_formatted():
+    _, ios = analyse("""
+        with DAG("d", schedule=None):
+            @task
+            def t(ds=None, logical_date=None, **context):
+                hook.get_records("SELECT 1 FROM x WHERE d = %s AND t >= %s AND u = %s",
+                                 (ds, logical_date.date(), context["ts"].strftime("%Y")))
+                hook.get_records("SELECT 1 FROM x WHERE d = %s", (logical_date.replace(day=1),))
+            t()
+    """)
+    first, second = (source.template for io in ios for source in io.sql if source.in_callable)
+    assert [e.source for e in first.expressions] == ["ds", "logical_date.date()", "ts.strftime()"]
+    assert {e.run_date for e in first.expressions} == {"ds", "logical_date", "ts"}
+    assert not second.roots  # replace() moves the date: not the logical date any more
+
+
 def test_parameters_not_certainly_the_bounds_keep_their_placeholders():
     assert bound_keys("""
         from helpers import shift
@@ -302,8 +318,8 @@ def test_parameters_not_certainly_the_bounds_keep_their_placeholders():
             def passed_by_the_dag(data_interval_end=None):
                 hook.run("SELECT 1 FROM x WHERE ts < %s", parameters=[data_interval_end])
             @task
-            def other_keys(ds=None, **context):
-                hook.run("SELECT 1 FROM x WHERE d = %s AND t < %s", parameters=(ds, context["ts"]))
+            def other_keys(run_id=None, **context):
+                hook.run("SELECT 1 FROM x WHERE d = %s AND t < %s", parameters=(run_id, context["dag_run"]))
             @task
             def autocommit_is_not_parameters(data_interval_end=None):
                 hook.run("SELECT 1 FROM x WHERE ts < %s", data_interval_end)

@@ -40,6 +40,9 @@ def test_page_example(tmp_path, rule, example):
     config = tmp_path / "pyproject.toml"
     options = {key: _option_value(value) for key, value in example.options}
     settings = parse_table(options, config) if options else Settings(config_path=config)
+    for name, text in example.files:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
     target = tmp_path / "example_dag.py"
     target.write_text(example.code, encoding="utf-8")
     found = [f.code for f in check_paths([target], settings=settings, now=NOW).findings]

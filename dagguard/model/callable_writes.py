@@ -1,0 +1,181 @@
+"""Calls in a task callable that write somewhere: files, objects, rows, DataFrames, SQLAlchemy
+inserts and write statements, each with whether a re-run would add the same data again."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+import libcst as cst
+
+from dagguard.model.callable_sql import SqlCall
+from dagguard.model.callable_tree import CallableTree, argument
+from dagguard.model.scope import ConstantBinding
+
+# Methods that write whatever SQL text or rows they are given.
+_ROW_WRITERS = frozenset({"insert_rows", "bulk_insert_rows", "bulk_load", "bulk_load_custom"})
+_FILE_WRITERS = frozenset({"to_csv", "to_parquet", "to_json", "to_excel", "to_feather", "to_orc"})
+_OBJECT_WRITERS = frozenset({
+    "load_file", "load_string", "load_bytes", "load_file_obj", "upload", "upload_file",
+    "upload_fileobj", "upload_from_filename", "upload_from_string", "upload_from_file",
+    "put_object",
+})
+# DataFrame.to_sql(name, con, schema, if_exists) and to_gbq(destination_table, ..., if_exists=):
+# only "append" adds the frame's rows again on a re-run.
+_FRAME_WRITERS = {"to_sql": 3, "to_gbq": -1}
+# SQLAlchemy's insert() constructs, and a Table's .insert() method.
+SQLALCHEMY_INSERT = frozenset({
+    "sqlalchemy.insert", "sqlalchemy.sql.insert", "sqlalchemy.sql.expression.insert",
+    "sqlalchemy.dialects.postgresql.insert", "sqlalchemy.dialects.mysql.insert",
+    "sqlalchemy.dialects.sqlite.insert",
+})
+SQLALCHEMY_TABLE = frozenset({"sqlalchemy.Table", "sqlalchemy.schema.Table", "sqlalchemy.sql.schema.Table"})
+# Methods that turn an insert() into an upsert or make it skip rows already there.
+_UPSERT_METHODS = frozenset({"on_conflict_do_nothing", "on_conflict_do_update", "on_duplicate_key_update",
+                             "prefix_with"})
+_SQL_WRITE = re.compile(r"(^|;)\s*(insert|merge|update|delete|copy|replace|upsert)\b", re.IGNORECASE)
+# Method names that suggest writing somewhere (XCom and logging aside).
+_WRITE_LIKE = re.compile(r"^(insert|write|upload|put|load|export|publish|sink|push|send|save)(?!.*xcom)",
+                         re.IGNORECASE)
+_DESERIALIZERS = frozenset({"json", "yaml", "pickle", "marshal", "tomllib", "toml", "dill", "joblib",
+                            "numpy", "np", "cloudpickle", "ujson", "orjson", "simplejson"})
+_BUFFERS = ("io.StringIO", "io.BytesIO")
+
+
+@dataclass(frozen=True)
+class WriteCall:
+    node: cst.Call
+    what: str                        # "insert_rows()", "open(..., 'w')"...
+    # A re-run adds nothing twice: it replaces rows by key (insert_rows(replace=True)), rewrites
+    # the table (to_sql(if_exists="replace")) or refuses to run (to_sql's default "fail").
+    upsert: bool
+    kind: str = "api"                # "sql": a write statement, judged from the SQL itself
+    table: Optional[str] = None      # the table a row writer names, when static
+
+
+class WriteFinder:
+    """Answers "does this call write, and how" for the calls of one callable."""
+
+    def __init__(self, tree: CallableTree) -> None:
+        self.tree = tree
+        self.scope = tree.scope
+
+    def write(self, call: cst.Call, sql: Optional[SqlCall]) -> Optional[WriteCall]:
+        """The write `call` makes (given the SQL it runs, if any), or None."""
+        func = call.func
+        if isinstance(func, cst.Name) and func.value == "open" and not self.scope.lookup("open"):
+            mode = argument(call, 1, ("mode",))
+            text = self.tree.evaluator.value(mode.value) if mode is not None else "r"
+            if isinstance(text, str) and any(c in text for c in "wax") and not self._local_scratch(call):
+                return WriteCall(call, f"open(..., {text!r})", False)
+            return None
+        if not isinstance(func, cst.Attribute):
+            return None
+        method = func.attr.value
+        if sql is not None and sql.text is not None and _SQL_WRITE.search(sql.text):
+            if method == "copy_expert" and not re.search(r"\bfrom\b", sql.text, re.IGNORECASE):
+                return None  # COPY ... TO STDOUT: an export
+            return WriteCall(call, f"{method}() of a write statement", False, "sql")
+        if method in _ROW_WRITERS:
+            replace = argument(call, 99, ("replace",))
+            upsert = replace is not None and self.tree.evaluator.value(replace.value) is True
+            return WriteCall(call, f"{method}()", upsert, table=self._table_argument(call, ("table", "table_name")))
+        if method in _FRAME_WRITERS:
+            return self._frame_write(call, method)
+        if method == "insert" and not call.args and self._table_call(func.value) is not None:
+            return WriteCall(call, "SQLAlchemy insert()", self._upserted(call), table=self._table_of(func.value))
+        if method in _FILE_WRITERS:
+            target = argument(call, 0, ("path", "path_or_buf", "excel_writer", "name"))
+            if target is None or self._is_buffer(target.value) or self._local_scratch(call, target):
+                return None  # returns the text, fills an in-memory buffer, or a scratch file
+            return WriteCall(call, f".{method}()", False)
+        if method in _OBJECT_WRITERS:
+            return WriteCall(call, f"{method}()", False)
+        return None
+
+    def sqlalchemy_insert(self, call: cst.Call) -> WriteCall:
+        """`insert(table)`, already known to be SQLAlchemy's."""
+        table = argument(call, 0, ("table",))
+        return WriteCall(call, "SQLAlchemy insert()", self._upserted(call),
+                         table=self._table_of(table.value) if table is not None else None)
+
+    def write_like(self, call: cst.Call) -> bool:
+        """A method named like a write (insert_rows_json, put_item...), not logging or json.load."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or not _WRITE_LIKE.match(func.attr.value) \
+                or self.tree.is_logging(call):
+            return False
+        owner = self.scope.qualname(func.value) or ""
+        return owner.split(".", 1)[0] not in _DESERIALIZERS  # json.load() reads
+
+    def _frame_write(self, call: cst.Call, method: str) -> WriteCall:
+        """`df.to_sql(...)`: an append unless if_exists rewrites the table or refuses a re-run
+        (pandas 3's "delete_rows" empties it first); a custom `method=` may upsert."""
+        evaluator = self.tree.evaluator
+        mode_arg = argument(call, _FRAME_WRITERS[method], ("if_exists",))
+        mode = evaluator.value(mode_arg.value) if mode_arg is not None else "fail"
+        custom = argument(call, -1, ("method",))
+        appends = mode == "append" and (custom is None or evaluator.value(custom.value) in (None, "multi"))
+        what = f".{method}(..., if_exists={mode!r})" if isinstance(mode, str) else f".{method}()"
+        return WriteCall(call, what, not appends, table=self._table_argument(call, ("name", "destination_table")))
+
+    def _table_argument(self, call: cst.Call, keywords: tuple[str, ...]) -> Optional[str]:
+        arg = argument(call, 0, keywords)
+        text = self.tree.static_text(arg.value) if arg is not None else None
+        return text.strip().lower() if text else None
+
+    def _table_call(self, expr: cst.BaseExpression) -> Optional[cst.Call]:
+        """`sqlalchemy.Table(...)`, directly or through the name bound to it."""
+        if isinstance(expr, cst.Name):
+            binding = self.scope.single(expr.value)
+            expr = binding.value if isinstance(binding, ConstantBinding) else expr
+        if isinstance(expr, cst.Call) and self.scope.resolves_to(expr.func, SQLALCHEMY_TABLE):
+            return expr
+        return None
+
+    def _table_of(self, expr: cst.BaseExpression) -> Optional[str]:
+        """The name a SQLAlchemy Table was made with, `Table("orders", metadata)`."""
+        table = self._table_call(expr)
+        return self._table_argument(table, ("name",)) if table is not None else None
+
+    def _upserted(self, call: cst.Call) -> bool:
+        """Is the insert() turned into an upsert, directly or through the name it is bound to?"""
+        pending: list[cst.CSTNode] = [call]
+        seen: set[str] = set()
+        while pending:
+            current = pending.pop()
+            while True:
+                parent = self.tree.parents.get(id(current))
+                if isinstance(parent, cst.Attribute) and parent.value is current:
+                    if parent.attr.value in _UPSERT_METHODS:
+                        return True
+                elif not (isinstance(parent, cst.Call) and parent.func is current):
+                    break
+                current = parent
+            if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+                target = parent.targets[0].target
+                if isinstance(target, cst.Name) and target.value not in seen:
+                    seen.add(target.value)
+                    pending.extend(self.tree.uses(target.value))
+        return False
+
+    def _local_scratch(self, call: cst.Call, target: Optional[cst.Arg] = None) -> bool:
+        """A file under /tmp: staging for an upload, not the task's output."""
+        target = target or argument(call, 0, ("file", "path"))
+        if target is None:
+            return False
+        text = self.tree.static_text(target.value)
+        return text is not None and text.startswith(("/tmp/", "/var/tmp/"))
+
+    def _is_buffer(self, node: cst.BaseExpression) -> bool:
+        """An io.StringIO/BytesIO, directly or through a name assigned one."""
+        if isinstance(node, cst.Call):
+            return (self.scope.qualname(node.func) or "") in _BUFFERS
+        if isinstance(node, cst.Name):
+            for other in self.tree.nodes:
+                if isinstance(other, cst.Assign) and isinstance(other.value, cst.Call) \
+                        and any(isinstance(t.target, cst.Name) and t.target.value == node.value for t in other.targets):
+                    if (self.scope.qualname(other.value.func) or "") in _BUFFERS:
+                        return True
+        return False
