@@ -276,9 +276,14 @@ def recurs_on_a_clock(dag: "DagModel", airflow_version: str, create_cron_data_in
     return isinstance(rec, Recurrence)
 
 
+def schedule_argument(dag: "DagModel") -> Optional["ArgValue"]:
+    """The schedule argument the DAG is read by: the first of SCHEDULE_ARGUMENTS given."""
+    return next((dag.args.get(name) for name in SCHEDULE_ARGUMENTS if dag.args.get(name) is not None), None)
+
+
 def is_continuous(dag: "DagModel") -> bool:
     """`schedule="@continuous"` or a ContinuousTimetable: Airflow allows it one active run only."""
-    arg = next((dag.args.get(name) for name in SCHEDULE_ARGUMENTS if dag.args.get(name) is not None), None)
+    arg = schedule_argument(dag)
     if arg is None:
         return False
     if isinstance(arg.value, str):
