@@ -146,7 +146,7 @@ def test_a_symlink_loop_in_the_folder_loses_no_other_file(tmp_path, monkeypatch)
     from dagguard.api import check_paths
     from dagguard.config import Settings
 
-    (tmp_path / "good.py").write_text("from airflow.sdk import DAG\nDAG('d', schedule=None)\n")
+    (tmp_path / "good.py").write_text("from airflow.sdk import DAG\nDAG('d', schedule='@daily')\n")
     (tmp_path / "a.py").symlink_to(tmp_path / "b.py")
     (tmp_path / "b.py").symlink_to(tmp_path / "a.py")
     monkeypatch.chdir(tmp_path)

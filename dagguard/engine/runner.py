@@ -16,10 +16,11 @@ from dagguard.engine.deep_stack import run_deep
 from dagguard.engine.files import discover_files
 from dagguard.engine.findings import Finding
 from dagguard.engine.noqa import is_suppressed, parse_noqa
-from dagguard.engine.positions import Span, locate
+from dagguard.engine.positions import Span, locate_in_regions
 from dagguard.engine.selection import ignored_for_file, is_enabled
 from dagguard.model.branches import branch_paths
-from dagguard.model.dags import build_file_model
+from dagguard.model.dags import DagModel, build_file_model
+from dagguard.model.ownership import dag_regions
 from dagguard.rules import ALL_RULES, SYNTAX_ERROR, ProjectRule, Rule
 from dagguard.rules.base import DagSite, Report, RuleContext
 
@@ -134,8 +135,11 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
             errors.append(f"internal error in {rule.code} on {shown}: {type(exc).__name__}: {exc}")
 
     dag_nodes = [dag.report_node for dag in model.dags]
+    # A finding that does not name its DAG gets the one whose code holds its node.
+    regions = dag_regions(model) if any(r.dag is None for _, r in reports) else {}
     try:
-        spans = locate(module, [r.node for _, r in reports] + dag_nodes) if (reports or dag_nodes) else {}
+        spans, owners = locate_in_regions(module, [r.node for _, r in reports] + dag_nodes, regions) \
+            if (reports or dag_nodes) else ({}, {})
     except RecursionError:
         return FileResult(path, (_syntax_finding(shown, 1, 1, "cannot check: the file is nested too deeply"),))
     # Findings need it now; DAG sites need it later, for the cross-file rules.
@@ -153,9 +157,10 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
             lines += (spans[id(report.dag.report_node)].line,)
         if is_suppressed(noqa, rule.code, lines):
             continue
-        if report.dag is not None:
-            flagged_dags.add(id(report.dag))
-        findings.append(_finding(rule, report, span, shown))
+        owner = report.dag or owners.get(id(report.node))
+        if owner is not None:  # a DAG with a finding on one of its tasks is not clean either
+            flagged_dags.add(id(owner))
+        findings.append(_finding(rule, report, span, shown, owner))
 
     located = [(dag, span) for dag in model.dags
                if dag.dag_id is not None and (span := spans.get(id(dag.report_node))) is not None]
@@ -172,12 +177,12 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     return FileResult(path, tuple(findings), sites, len(model.dags), len(flagged_dags), noqa, tuple(errors))
 
 
-def _finding(rule: Rule, report: Report, span: Span, shown: str) -> Finding:
+def _finding(rule: Rule, report: Report, span: Span, shown: str, dag: Optional[DagModel]) -> Finding:
     return Finding(
         path=shown, line=span.line, column=span.column, code=rule.code, rule=rule.name,
         severity=report.severity or rule.severity, end_line=span.end_line, end_column=span.end_column,
         message=report.message, help=report.help,
-        dag_id=report.dag.dag_id if report.dag is not None else None, fixable=rule.fixable,
+        dag_id=dag.dag_id if dag is not None else None, fixable=rule.fixable,
     )
 
 
