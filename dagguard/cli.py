@@ -52,24 +52,21 @@ def _use_color() -> bool:
     return sys.stdout.isatty() and "NO_COLOR" not in os.environ
 
 
-def _codes(values: Optional[list[str]]) -> Optional[tuple[str, ...]]:
-    if not values:
-        return None
-    return tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
-
-
 @app.command()
 def check(
     paths: list[Path] = typer.Argument(None, help="Files or folders to check (default: the current folder)."),
     output_format: str = typer.Option("text", "--format", help="text, json, sarif or github."),
     select: Optional[list[str]] = typer.Option(None, "--select", help="Only these codes or prefixes (replaces the config's select)."),
     ignore: Optional[list[str]] = typer.Option(None, "--ignore", help="Also ignore these codes or prefixes."),
+    extend_select: Optional[list[str]] = typer.Option(None, "--extend-select", help="Also select these codes or prefixes."),
+    extend_ignore: Optional[list[str]] = typer.Option(None, "--extend-ignore", help="Also ignore these codes or prefixes."),
     config: Optional[Path] = typer.Option(None, "--config", help="Read [tool.dagguard] from this file instead of the nearest pyproject.toml."),
     now: Optional[str] = typer.Option(None, "--now", metavar="ISO8601", help="Fix 'now' for run-count estimates, for reproducible output."),
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when problems are found."),
 ) -> None:
     """Check DAG files without importing or running them."""
     from dagguard.api import ConfigError, check_paths, discover_settings
+    from dagguard.config import RuleSelection, command_line_selectors
     from dagguard.report import FORMATS, formatter
 
     if output_format not in FORMATS:
@@ -78,10 +75,13 @@ def check(
     try:
         fixed_now = _parse_now(now)
         settings = discover_settings(targets, config)
-        settings = settings.with_overrides(
-            select=_codes(select),
-            ignore=(settings.ignore + _codes(ignore)) if ignore else None,
+        selection = RuleSelection(
+            select=command_line_selectors("--select", select),
+            extend_select=command_line_selectors("--extend-select", extend_select) or (),
+            ignore=(command_line_selectors("--ignore", ignore) or ())
+            + (command_line_selectors("--extend-ignore", extend_ignore) or ()),
         )
+        settings = settings.with_selection(selection)
         result = check_paths(targets, settings=settings, now=fixed_now)
     except ConfigError as exc:
         raise fail(str(exc)) from None

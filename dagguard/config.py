@@ -18,9 +18,26 @@ class ConfigError(Exception):
 
 
 @dataclass(frozen=True)
+class RuleSelection:
+    """One layer of rule selectors, as ruff layers them: the config file, then the command line.
+
+    A layer with `select` starts over; one without it adds and removes rules from the layers
+    before it.
+    """
+
+    select: Optional[tuple[str, ...]] = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Settings:
     select: tuple[str, ...] = ("DG",)
     ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    extend_ignore: tuple[str, ...] = ()
+    # Command-line selections, applied after the config's (ruff's --select/--extend-select...).
+    overrides: tuple[RuleSelection, ...] = ()
     exclude: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     airflow_version: str = "3"
@@ -36,20 +53,59 @@ class Settings:
         """The folder relative to which exclude and per-file-ignores globs match."""
         return self.config_path.parent if self.config_path else Path.cwd()
 
+    @property
+    def rule_selections(self) -> tuple[RuleSelection, ...]:
+        """The config's selection, then the command line's."""
+        config = RuleSelection(self.select, self.extend_select, self.ignore + self.extend_ignore)
+        return (config, *self.overrides)
+
     def with_overrides(self, **changes: Any) -> "Settings":
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         values.update({k: v for k, v in changes.items() if v is not None})
         return Settings(**values)
+
+    def with_selection(self, selection: RuleSelection) -> "Settings":
+        """These settings with a command-line selection applied on top."""
+        return self.with_overrides(overrides=self.overrides + (selection,))
+
+
+ALL_SELECTOR = "ALL"
+
+
+def selector_error(selector: str) -> Optional[str]:
+    """Why `selector` selects no rule (None when it is `ALL` or a prefix of a rule code), as ruff
+    rejects unknown selectors: a typo must not turn the linter off."""
+    from dagguard.rules import RULES_BY_CODE  # the registry pulls in libcst: only when needed
+
+    # A selector is the linter (DG) or a prefix of a code after it: "D" is not one, as in ruff.
+    if selector == ALL_SELECTOR or (selector.startswith("DG") and any(c.startswith(selector) for c in RULES_BY_CODE)):
+        return None
+    return (f"unknown rule selector {selector!r} (codes run {min(RULES_BY_CODE)}-{max(RULES_BY_CODE)}; "
+            "`dagguard rules` lists them)")
+
+
+def command_line_selectors(option: str, values: Optional[list[str]]) -> Optional[tuple[str, ...]]:
+    """Comma-separated selectors from a repeatable option; an unknown one is a ConfigError."""
+    if not values:
+        return None
+    selectors = tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
+    for selector in selectors:
+        problem = selector_error(selector)
+        if problem:
+            raise ConfigError(f"{option}: {problem}")
+    return selectors
 
 
 def _codes(key: str, path: Path) -> Callable[[Any], tuple[str, ...]]:
     def convert(value: Any) -> tuple[str, ...]:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{path}: [tool.dagguard] {key} must be a list of rule codes or prefixes")
-        for code in value:
-            if not code.upper().startswith("DG"):
-                raise ConfigError(f"{path}: [tool.dagguard] {key}: {code!r} is not a dagguard code (DGnnn)")
-        return tuple(v.upper() for v in value)
+        selectors = tuple(v.strip().upper() for v in value)
+        for selector in selectors:
+            problem = selector_error(selector)
+            if problem:
+                raise ConfigError(f"{path}: [tool.dagguard] {key}: {problem}")
+        return selectors
     return convert
 
 
@@ -99,6 +155,8 @@ def _converters(path: Path) -> Mapping[str, tuple[str, Callable[[Any], Any]]]:
     return {
         "select": ("select", _codes("select", path)),
         "ignore": ("ignore", _codes("ignore", path)),
+        "extend-select": ("extend_select", _codes("extend-select", path)),
+        "extend-ignore": ("extend_ignore", _codes("extend-ignore", path)),
         "exclude": ("exclude", _strings("exclude", path)),
         "per-file-ignores": ("per_file_ignores", _per_file_ignores(path)),
         "airflow-version": ("airflow_version", _airflow_version(path)),

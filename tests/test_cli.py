@@ -92,6 +92,24 @@ def test_sarif_and_github_formats(project):
     assert github[0].startswith("::warning title=dagguard (DG102),file=dags/incident.py,line=4,col=6,")
 
 
+def test_extend_select_and_extend_ignore_flags_layer_on_the_config(project):
+    (project / "pyproject.toml").write_text('[tool.dagguard]\nselect = ["DG101"]\n')
+    run = dagguard("check", "dags", "--format", "json", "--extend-select", "DG10", "--extend-ignore", "DG103",
+                   cwd=project)
+    assert [f["code"] for f in json.loads(run.stdout)] == ["DG102", "DG101"]
+    run = dagguard("check", "dags", "--format", "json", "--select", "ALL", "--ignore", "DG102,DG103", cwd=project)
+    assert [f["code"] for f in json.loads(run.stdout)] == ["DG101"]
+
+
+@pytest.mark.parametrize("option", ["--select", "--ignore", "--extend-select", "--extend-ignore"])
+def test_an_unknown_rule_selector_on_the_command_line_is_an_error(project, option):
+    """Regression: `--select XYZ999` checked nothing, said "All checks passed" and exited 0."""
+    run = dagguard("check", "dags", option, "DG1,XYZ999", cwd=project)
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.splitlines() == [run.stderr.strip()]
+    assert option in run.stderr and "'XYZ999'" in run.stderr
+
+
 @pytest.mark.parametrize("args", [
     ("check", "does-not-exist"),
     ("check", "dags", "--format", "xml"),

@@ -17,7 +17,7 @@ from dagguard.engine.files import discover_files
 from dagguard.engine.findings import Finding
 from dagguard.engine.noqa import is_suppressed, parse_noqa
 from dagguard.engine.positions import Span, locate
-from dagguard.engine.selection import ignored_for_file, is_enabled
+from dagguard.engine.selection import ignored_for_file, is_enabled, is_ignored
 from dagguard.model.branches import branch_paths
 from dagguard.model.dags import build_file_model
 from dagguard.rules import ALL_RULES, SYNTAX_ERROR, ProjectRule, Rule
@@ -115,7 +115,8 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     shown = shown or display_path(path)
     parsed = _parse(source, shown)
     if isinstance(parsed, Finding):
-        keep = not ignored_for_file(parsed.code, path, settings) and parsed.code not in settings.ignore
+        keep = (not ignored_for_file(parsed.code, path, settings)
+                and (is_enabled(parsed.code, settings) or not is_ignored(parsed.code, settings)))
         return FileResult(path, (parsed,) if keep else ())
     module = parsed
     try:
