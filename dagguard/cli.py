@@ -55,7 +55,9 @@ def _use_color() -> bool:
 @app.command()
 def check(
     paths: list[Path] = typer.Argument(None, help="Files or folders to check (default: the current folder)."),
-    output_format: str = typer.Option("text", "--format", help="text, json, sarif or github."),
+    output_format: str = typer.Option("concise", "--output-format", "--format", metavar="FORMAT",
+                                      help="concise, full, json, json-lines, junit, grouped, github, gitlab, "
+                                           "sarif or rdjson."),
     select: Optional[list[str]] = typer.Option(None, "--select", help="Only these codes or prefixes (replaces the config's select)."),
     ignore: Optional[list[str]] = typer.Option(None, "--ignore", help="Also ignore these codes or prefixes."),
     extend_select: Optional[list[str]] = typer.Option(None, "--extend-select", help="Also select these codes or prefixes."),
@@ -67,10 +69,12 @@ def check(
     """Check DAG files without importing or running them."""
     from dagguard.api import ConfigError, check_paths, discover_settings
     from dagguard.config import RuleSelection, command_line_selectors
-    from dagguard.report import FORMATS, formatter
+    from dagguard.report import FORMATS, HUMAN_FORMATS, canonical_format, formatter
 
-    if output_format not in FORMATS:
-        raise fail(f"--format must be one of {', '.join(FORMATS)}, got {output_format!r}")
+    try:
+        output_format = canonical_format(output_format)
+    except ValueError:
+        raise fail(f"--output-format must be one of {', '.join(FORMATS)}, got {output_format!r}") from None
     targets = list(paths) if paths else [Path(".")]
     try:
         fixed_now = _parse_now(now)
@@ -85,7 +89,7 @@ def check(
         result = check_paths(targets, settings=settings, now=fixed_now)
     except ConfigError as exc:
         raise fail(str(exc)) from None
-    sys.stdout.write(formatter(output_format)(result, _use_color() and output_format == "text"))
+    sys.stdout.write(formatter(output_format)(result, _use_color() and output_format in HUMAN_FORMATS))
     for error in result.internal_errors:
         typer.echo(f"dagguard: {error} (please report this bug)", err=True)
     if result.internal_errors:

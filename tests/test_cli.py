@@ -89,7 +89,7 @@ def test_sarif_and_github_formats(project):
     assert sarif["version"] == "2.1.0" and len(results) == 3
     assert results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "dags/incident.py"
     github = dagguard("check", "dags", "--format", "github", cwd=project).stdout.splitlines()
-    assert github[0].startswith("::warning title=dagguard (DG102),file=dags/incident.py,line=4,col=6,")
+    assert github[0].startswith("::warning title=dagguard (DG102),file=dags/incident.py,line=4,endLine=9::")
 
 
 def test_extend_select_and_extend_ignore_flags_layer_on_the_config(project):
@@ -113,6 +113,7 @@ def test_an_unknown_rule_selector_on_the_command_line_is_an_error(project, optio
 @pytest.mark.parametrize("args", [
     ("check", "does-not-exist"),
     ("check", "dags", "--format", "xml"),
+    ("check", "dags", "--output-format", "pylint"),
     ("check", "dags", "--now", "yesterday"),
     ("check", "dags", "--config", "missing.toml"),
 ])
@@ -170,3 +171,13 @@ def test_a_symlink_loop_in_the_folder_loses_no_other_file(tmp_path, monkeypatch)
     monkeypatch.chdir(tmp_path)
     result = check_paths([tmp_path], settings=Settings())
     assert "DG102" in {f.code for f in result.findings if f.path.endswith("good.py")}
+
+
+def test_output_format_names_and_the_format_alias(project):
+    full = dagguard("check", "dags", "--output-format", "full", "--now", "2026-11-30T00:00Z", cwd=project)
+    assert full.returncode == 1
+    assert " --> dags/incident.py:8:5" in full.stdout and "  |     ^^^^^^^^^^^^" in full.stdout
+    lines = dagguard("check", "dags", "--format", "json-lines", cwd=project).stdout.splitlines()
+    assert [json.loads(line)["code"] for line in lines] == ["DG102", "DG103", "DG101"]
+    assert dagguard("check", "dags", "--format", "text", cwd=project).stdout == \
+        dagguard("check", "dags", "--output-format", "concise", cwd=project).stdout

@@ -44,6 +44,8 @@ class CheckResult:
     dag_count: int
     clean_dag_count: int
     internal_errors: tuple[str, ...] = ()
+    # Contents of files that are not on disk (stdin), by shown path, for reporters that quote source.
+    sources: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def files_with_findings(self) -> int:
