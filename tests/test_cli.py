@@ -181,3 +181,16 @@ def test_output_format_names_and_the_format_alias(project):
     assert [json.loads(line)["code"] for line in lines] == ["DG102", "DG103", "DG101"]
     assert dagguard("check", "dags", "--format", "text", cwd=project).stdout == \
         dagguard("check", "dags", "--output-format", "concise", cwd=project).stdout
+
+
+def test_dags_flagged_by_dg302_and_another_rule_are_counted_once_in_the_summary(tmp_path):
+    """Regression: "N DAGs clean" subtracted a DAG flagged by DG302 and by a per-file rule twice."""
+    from dagguard.api import check_paths
+
+    (tmp_path / "a.py").write_text(CLEAN.replace('"clean"', '"d"'))
+    (tmp_path / "b.py").write_text("from airflow.sdk import DAG\nDAG('d', schedule=None)\n")
+    (tmp_path / "c.py").write_text(CLEAN)
+    result = check_paths([tmp_path])
+    assert sorted((Path(f.path).name, f.code) for f in result.findings) == [
+        ("b.py", "DG102"), ("b.py", "DG103"), ("b.py", "DG302")]
+    assert (result.dag_count, result.clean_dag_count) == (3, 2)

@@ -32,7 +32,9 @@ class FileResult:
     findings: tuple[Finding, ...]
     dag_sites: tuple[DagSite, ...] = ()
     dag_count: int = 0
-    dags_with_findings: int = 0
+    # Where the DAGs with findings start (line, column): a cross-file rule may flag them too,
+    # and a DAG counts once.
+    flagged_dags: frozenset[tuple[int, int]] = frozenset()
     noqa: Mapping[int, Optional[frozenset[str]]] = field(default_factory=dict)
     internal_errors: tuple[str, ...] = ()
 
@@ -145,7 +147,7 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     noqa = parse_noqa(_source_text(source, module)) if (reports or dag_nodes) else {}
 
     findings: list[Finding] = []
-    flagged_dags: set[int] = set()
+    flagged_dags: set[tuple[int, int]] = set()
     for rule, report in reports:
         span = spans.get(id(report.node))
         if span is None:
@@ -156,8 +158,9 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
             lines += (spans[id(report.dag.report_node)].line,)
         if is_suppressed(noqa, rule.code, lines):
             continue
-        if report.dag is not None:
-            flagged_dags.add(id(report.dag))
+        dag_span = spans.get(id(report.dag.report_node)) if report.dag is not None else None
+        if dag_span is not None:
+            flagged_dags.add((dag_span.line, dag_span.column))
         findings.append(_finding(rule, report, span, shown))
 
     located = [(dag, span) for dag in model.dags
@@ -172,7 +175,7 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
                 branches=paths.get(id(dag.report_node), ()))
         for dag, span in located
     )
-    return FileResult(path, tuple(findings), sites, len(model.dags), len(flagged_dags), noqa, tuple(errors))
+    return FileResult(path, tuple(findings), sites, len(model.dags), frozenset(flagged_dags), noqa, tuple(errors))
 
 
 def _finding(rule: Rule, report: Report, span: Span, shown: str) -> Finding:
@@ -194,11 +197,13 @@ def check_file(path: Path, settings: Settings, now: dt.datetime) -> FileResult:
     return check_source(source, path, settings, now, shown)
 
 
-def _project_findings(results: Sequence[FileResult], settings: Settings) -> tuple[list[Finding], int]:
-    """Run the cross-file rules; returns their findings and how many DAGs they flagged."""
+def _project_findings(results: Sequence[FileResult],
+                      settings: Settings) -> tuple[list[Finding], set[tuple[Path, int, int]]]:
+    """Run the cross-file rules; returns their findings and where the DAGs they flagged start."""
     by_path = {result.path: result for result in results}
     sites = [site for result in results for site in result.dag_sites]
     findings: list[Finding] = []
+    flagged: set[tuple[Path, int, int]] = set()
     for rule in ALL_RULES:
         if not isinstance(rule, ProjectRule) or not is_enabled(rule.code, settings):
             continue
@@ -213,18 +218,23 @@ def _project_findings(results: Sequence[FileResult], settings: Settings) -> tupl
                 end_column=site.end_column, message=message, help=help_text, dag_id=site.dag_id,
                 fixable=rule.fixable,
             ))
-    return findings, len(findings)
+            flagged.add((site.path, site.line, site.column))
+    return findings, flagged
 
 
 def check_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime) -> CheckResult:
     """Check every Python file under `paths`."""
     files = discover_files(list(paths), settings)
-    results = [run_deep(check_file, path, settings, now) for path in files]
-    project, project_flagged = _project_findings(results, settings)
+    return combine([run_deep(check_file, path, settings, now) for path in files], settings)
+
+
+def combine(results: Sequence[FileResult], settings: Settings) -> CheckResult:
+    """Run the cross-file rules on the checked files and gather everything into one result."""
+    project, flagged = _project_findings(results, settings)
     findings = sorted([f for r in results for f in r.findings] + project,
                       key=lambda f: (f.path, f.line, f.column, f.code))
     dag_count = sum(r.dag_count for r in results)
-    flagged = sum(r.dags_with_findings for r in results)
-    clean = max(dag_count - flagged - project_flagged, 0)
+    flagged |= {(r.path, line, column) for r in results for line, column in r.flagged_dags}
+    clean = max(dag_count - len(flagged), 0)
     errors = tuple(e for r in results for e in r.internal_errors)
-    return CheckResult(tuple(findings), len(files), dag_count, clean, errors)
+    return CheckResult(tuple(findings), len(results), dag_count, clean, errors)
