@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import sys
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -179,8 +180,14 @@ def parse_table(table: Mapping[str, Any], path: Path) -> Settings:
     return Settings(config_path=path, **values)
 
 
-def load_file(path: Path) -> Settings:
-    """Settings from an explicit config file (a pyproject.toml or a bare dagguard table)."""
+def load_file(path: Path, overrides: Mapping[str, Any] = {}) -> Settings:
+    """Settings from an explicit config file (a pyproject.toml or a bare dagguard table), with
+    `--config KEY=VALUE` overrides replacing its keys."""
+    return parse_table({**read_table(path), **overrides}, path.resolve())
+
+
+def read_table(path: Path) -> Mapping[str, Any]:
+    """The raw `[tool.dagguard]` table of a config file (a pyproject.toml or a bare table)."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -200,7 +207,33 @@ def load_file(path: Path) -> Settings:
         table = data
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.dagguard] must be a table")
-    return parse_table(table, path.resolve())
+    return table
+
+
+def parse_override(text: str) -> Mapping[str, Any]:
+    """A `--config 'KEY = VALUE'` override: one TOML key/value pair of `[tool.dagguard]`."""
+    try:
+        table = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"--config {text!r}: neither an existing config file nor a TOML "
+                          f"KEY = VALUE pair ({exc})") from None
+    parse_table(table, Path("--config"))  # an unknown key or a bad value is named as the override's
+    return table
+
+
+def split_config_options(values: list[str]) -> tuple[Optional[Path], Mapping[str, Any]]:
+    """ruff's `--config`: each value is a path to a config file (at most one) or a KEY = VALUE
+    override; overrides win over every file."""
+    path: Optional[Path] = None
+    overrides: dict[str, Any] = {}
+    for value in values:
+        if "=" not in value or Path(value).is_file():
+            if path is not None:
+                raise ConfigError(f"--config: two config files given ({path}, {value}); give at most one")
+            path = Path(value)
+        else:
+            overrides.update(parse_override(value))
+    return path, overrides
 
 
 def find_pyproject(start: Path) -> Optional[Path]:
@@ -222,13 +255,17 @@ def find_pyproject(start: Path) -> Optional[Path]:
     return None
 
 
-def discover_settings(paths: list[Path], config: Optional[Path] = None) -> Settings:
-    """Settings from `--config`, else the nearest pyproject.toml above the checked paths."""
+def discover_settings(paths: list[Path], config: Optional[Path] = None,
+                      overrides: Mapping[str, Any] = {}) -> Settings:
+    """Settings from `--config`, else the nearest pyproject.toml above the checked paths, with
+    `overrides` (`--config KEY=VALUE`) on top."""
     if config is not None:
-        return load_file(config)
+        return load_file(config, overrides)
     anchor = _common_folder(paths) if paths else Path.cwd()
     found = find_pyproject(anchor)
-    return load_file(found) if found else Settings()
+    if found:
+        return load_file(found, overrides)
+    return replace(parse_table(overrides, Path("--config")), config_path=None) if overrides else Settings()
 
 
 def _common_folder(paths: list[Path]) -> Path:
@@ -239,3 +276,22 @@ def _common_folder(paths: list[Path]) -> Path:
         while common not in (folder, *folder.parents):
             common = common.parent
     return common
+
+
+def _toml_value(value: Any, table: bool = False) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if table:
+        return "{ " + ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in value) + " }" if value else "{}"
+    if isinstance(value, tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return json.dumps(value)
+
+
+def describe(settings: Settings, enabled: Iterable[str]) -> str:
+    """`--show-settings`: the resolved settings as a `[tool.dagguard]` table, and the rules they enable."""
+    lines = [f"# config file: {settings.config_path or 'none (defaults)'}", "[tool.dagguard]"]
+    for key, (attr, _) in _converters(Path("-")).items():
+        lines.append(f"{key} = {_toml_value(getattr(settings, attr), table=attr == 'per_file_ignores')}")
+    lines.append(f"# enabled rules: {', '.join(sorted(enabled))}")
+    return "\n".join(lines) + "\n"

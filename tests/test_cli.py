@@ -194,3 +194,93 @@ def test_dags_flagged_by_dg302_and_another_rule_are_counted_once_in_the_summary(
     assert sorted((Path(f.path).name, f.code) for f in result.findings) == [
         ("b.py", "DG102"), ("b.py", "DG103"), ("b.py", "DG302")]
     assert (result.dag_count, result.clean_dag_count) == (3, 2)
+
+
+def dagguard_stdin(source: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dagguard", *args], cwd=cwd, capture_output=True, text=True,
+                          input=source, timeout=120)
+
+
+def test_stdin_is_checked_under_the_stdin_filename_with_its_config(project):
+    (project / "pyproject.toml").write_text('[tool.dagguard]\nper-file-ignores = { "legacy/*" = ["DG103"] }\n')
+    run = dagguard_stdin(INCIDENT, "check", "-", "--stdin-filename", "legacy/x.py", "--now", "2026-11-30T00:00Z",
+                         cwd=project)
+    assert run.returncode == 1, run.stderr
+    assert [line.split(" ")[:2] for line in run.stdout.splitlines() if not line.startswith(("  ", "Found"))] == [
+        ["legacy/x.py:4:6:", "DG102"], ["legacy/x.py:8:5:", "DG101"]]
+    assert run.stdout.splitlines()[-1] == "Found 2 problems in 1 file (0 DAGs clean)"
+    bare = dagguard_stdin(INCIDENT, "check", "-", "--output-format", "full", cwd=project)
+    assert " --> -:8:5" in bare.stdout and "8 |     catchup=True," in bare.stdout  # source quoted from stdin
+    clean = dagguard_stdin(CLEAN, "check", "--stdin-filename", "dags/new.py", cwd=project)
+    assert (clean.returncode, clean.stdout) == (0, "All checks passed: 1 file, 1 DAG clean\n")
+    both = dagguard_stdin(CLEAN, "check", "-", "dags", cwd=project)
+    assert both.returncode == 2 and both.stderr.startswith("dagguard: error: ")
+
+
+def test_statistics_count_findings_per_rule(project):
+    (project / "dags" / "second.py").write_text(INCIDENT.replace("orders_hourly", "other"))
+    run = dagguard("check", "dags", "--statistics", cwd=project)
+    assert run.returncode == 1
+    assert run.stdout.splitlines() == ["2\tDG101\t[ ] catchup-without-end-date",
+                                       "2\tDG102\t[ ] missing-max-active-runs",
+                                       "2\tDG103\t[ ] missing-max-active-tasks"]
+    rows = json.loads(dagguard("check", "dags", "--statistics", "--output-format", "json", cwd=project).stdout)
+    assert rows[0] == {"code": "DG101", "name": "catchup-without-end-date", "count": 2, "fixable": False}
+
+
+def test_output_file_quiet_and_silent(project):
+    run = dagguard("check", "dags", "-o", "report.json", "--output-format", "json", cwd=project)
+    assert run.returncode == 1 and run.stdout == ""
+    assert len(json.loads((project / "report.json").read_text())) == 3
+    quiet = dagguard("check", "dags", "-q", cwd=project)
+    assert quiet.returncode == 1 and not any(line.startswith("Found") for line in quiet.stdout.splitlines())
+    assert quiet.stdout.startswith("dags/incident.py:4:6: DG102")
+    assert dagguard("check", "dags/clean.py", "--quiet", cwd=project).stdout == ""
+    silent = dagguard("check", "dags", "--silent", cwd=project)
+    assert (silent.returncode, silent.stdout, silent.stderr) == (1, "", "")
+
+
+def test_show_files_and_show_settings(project):
+    (project / "pyproject.toml").write_text('[tool.dagguard]\nexclude = ["clean.py"]\nignore = ["DG103"]\n')
+    run = dagguard("check", "dags", "--show-files", cwd=project)
+    assert run.returncode == 0 and run.stdout.splitlines() == [str((project / "dags" / "incident.py").resolve())]
+    shown = dagguard("check", "dags", "--show-settings", "--extend-ignore", "DG3", cwd=project)
+    assert shown.returncode == 0
+    lines = shown.stdout.splitlines()
+    assert lines[0] == f"# config file: {(project / 'pyproject.toml').resolve()}"
+    assert 'ignore = ["DG103"]' in lines and 'exclude = ["clean.py"]' in lines
+    enabled = lines[-1].removeprefix("# enabled rules: ").split(", ")
+    assert "DG102" in enabled and "DG103" not in enabled and not any(c.startswith("DG3") for c in enabled)
+
+
+def test_config_key_value_overrides_win_over_the_file(project):
+    (project / "pyproject.toml").write_text('[tool.dagguard]\nignore = ["DG103"]\nselect = ["DG1"]\n')
+    run = dagguard("check", "dags", "--format", "json", "--config", 'ignore = ["DG102", "DG103"]', cwd=project)
+    assert [f["code"] for f in json.loads(run.stdout)] == ["DG101"]
+    (project / "other.toml").write_text('select = ["DG102"]\n')
+    run = dagguard("check", "dags", "--format", "json", "--config", "other.toml",
+                   "--config", "select = ['DG103']", cwd=project)
+    assert [f["code"] for f in json.loads(run.stdout)] == ["DG103"]
+    bad = dagguard("check", "dags", "--config", "max-catchup-runs = 'many'", cwd=project)
+    assert bad.returncode == 2 and "--config" in bad.stderr and "max-catchup-runs" in bad.stderr
+    typo = dagguard("check", "dags", "--config", "selct = ['DG1']", cwd=project)
+    assert typo.returncode == 2 and "'selct'" in typo.stderr
+
+
+def test_help_reads_like_ruffs(project):
+    """Regression: rich markup ate `[tool.dagguard]`; help showed <list[Path]>, <bool> and {code}."""
+    env = {**os.environ, "COLUMNS": "100"}
+    for command in (("check",), ("rule",), ("rules",), ("doctor",), ("ledger",)):
+        run = subprocess.run([sys.executable, "-m", "dagguard", *command, "--help"], capture_output=True,
+                             text=True, env=env, cwd=project)
+        assert run.returncode == 0, run.stderr
+        for odd in ("<list[", "<bool>", "<str>", "<path>", "{", "\x1b[", "╭"):
+            assert odd not in run.stdout, (command, odd)
+    check_help = subprocess.run([sys.executable, "-m", "dagguard", "check", "-h"], capture_output=True,
+                                text=True, env=env, cwd=project).stdout
+    assert "[OPTIONS] [PATHS]..." in check_help and "[tool.dagguard]" in check_help
+    assert "--select <RULE_CODE>" in check_help and "-o, --output-file <OUTPUT_FILE>" in check_help
+    assert "  -q, --quiet " in check_help
+    rule_help = subprocess.run([sys.executable, "-m", "dagguard", "rule", "--help"], capture_output=True,
+                               text=True, env=env, cwd=project).stdout
+    assert "[OPTIONS] <CODE>" in rule_help

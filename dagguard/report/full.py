@@ -61,7 +61,7 @@ def _snippet(finding: Finding, lines: list[str], color: bool) -> list[str]:
     return out
 
 
-def format_full(result: CheckResult, color: bool) -> str:
+def format_full(result: CheckResult, color: bool, summary: bool = True) -> str:
     sources = _Sources(result.sources)
     lines: list[str] = []
     for f in result.findings:
@@ -73,4 +73,4 @@ def format_full(result: CheckResult, color: bool) -> str:
         if f.help:
             lines.append(f"{paint('help', color, BOLD)}: {f.help}")
         lines.append("")
-    return with_summary(lines, result, color)
+    return with_summary(lines, result, color, summary)

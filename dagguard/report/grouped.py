@@ -8,7 +8,7 @@ from dagguard.engine.runner import CheckResult
 from dagguard.report.text import BOLD, CYAN, code_style, help_line, paint, with_summary
 
 
-def format_grouped(result: CheckResult, color: bool) -> str:
+def format_grouped(result: CheckResult, color: bool, summary: bool = True) -> str:
     lines: list[str] = []
     for path, findings in groupby(result.findings, key=lambda f: f.path):
         group = list(findings)
@@ -19,4 +19,4 @@ def format_grouped(result: CheckResult, color: bool) -> str:
             lines.append(f"  {position} {paint(f.code, color, BOLD, code_style(f))} {f.message}")
             lines.extend(help_line(f, color, indent="    "))
         lines.append("")
-    return with_summary(lines, result, color)
+    return with_summary(lines, result, color, summary)

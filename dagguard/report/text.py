@@ -34,16 +34,20 @@ def help_line(finding: Finding, color: bool, indent: str = "  ") -> list[str]:
     return [f"{indent}{paint(f'help: {finding.help}', color, DIM)}"] if finding.help else []
 
 
-def with_summary(lines: list[str], result: CheckResult, color: bool) -> str:
-    """The report's lines followed by the summary line."""
-    return "\n".join([*lines, paint(summary_line(result), color, BOLD)]) + "\n"
+def with_summary(lines: list[str], result: CheckResult, color: bool, summary: bool) -> str:
+    """The report's lines followed by the summary line (none with --quiet)."""
+    if summary:
+        lines = [*lines, paint(summary_line(result), color, BOLD)]
+    elif lines and lines[-1] == "":
+        lines = lines[:-1]
+    return "".join(f"{line}\n" for line in lines)
 
 
-def format_text(result: CheckResult, color: bool) -> str:
+def format_text(result: CheckResult, color: bool, summary: bool = True) -> str:
     lines: list[str] = []
     for f in result.findings:
         colon = paint(":", color, CYAN)
         lines.append(f"{paint(f.path, color, BOLD)}{colon}{f.line}{colon}{f.column}{colon} "
                      f"{paint(f.code, color, BOLD, code_style(f))} {f.message}")
         lines.extend(help_line(f, color))
-    return with_summary(lines, result, color)
+    return with_summary(lines, result, color, summary)
