@@ -196,7 +196,13 @@ def list_rules() -> None:
         from rich.console import Console
         from rich.table import Table
 
-        table = Table("code", "name", "severity", "fixable", "summary")
+        from rich import box
+
+        # Codes and names stay whole on an 80-column terminal; only the summary wraps.
+        table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+        for header in ("code", "name", "severity", "fix"):
+            table.add_column(header, no_wrap=True)
+        table.add_column("summary", ratio=1, overflow="fold")
         for rule in ALL_RULES:
             table.add_row(rule.code, rule.name, rule.severity, "yes" if rule.fixable else "", rule.summary)
         Console().print(table)
@@ -210,7 +216,7 @@ def list_rules() -> None:
 def show_rule(code: str = typer.Argument(..., metavar="CODE", help="A rule code, e.g. DG101, or its name")) -> None:
     """Print a rule's page: what it flags, why, bad and good examples, how to fix."""
     from dagguard.rules import ALL_RULES
-    from dagguard.rules.pages import page_text
+    from dagguard.rules.pages import labelled_for_terminal, page_text
 
     wanted = code.strip()
     rule = next((r for r in ALL_RULES if wanted.upper() == r.code or wanted == r.name), None)
@@ -223,7 +229,7 @@ def show_rule(code: str = typer.Argument(..., metavar="CODE", help="A rule code,
         from rich.console import Console
         from rich.markdown import Markdown
 
-        Console().print(Markdown(text))
+        Console().print(Markdown(labelled_for_terminal(text)))
     else:
         sys.stdout.write(text)
 

@@ -284,3 +284,34 @@ def test_help_reads_like_ruffs(project):
     rule_help = subprocess.run([sys.executable, "-m", "dagguard", "rule", "--help"], capture_output=True,
                                text=True, env=env, cwd=project).stdout
     assert "[OPTIONS] <CODE>" in rule_help
+
+
+def _on_terminal(*args: str, cwd: Path, columns: int = 80) -> str:
+    import re
+
+    from tests.support.terminal import run_in_terminal
+
+    code, shown, _ = run_in_terminal(list(args), cwd, columns=columns)
+    assert code == 0, shown
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown)
+
+
+def test_rules_on_an_80_column_terminal_shows_every_name_whole(project):
+    """Regression: the rich table cut names to 'catchup-without-end-d…'."""
+    from dagguard.rules import ALL_RULES
+
+    lines = _on_terminal("rules", cwd=project).splitlines()
+    for rule in ALL_RULES:
+        assert any(rule.code in line and f" {rule.name} " in line for line in lines), rule.name
+    assert "…" not in "".join(lines)
+
+
+def test_rule_page_on_a_terminal_keeps_the_bad_and_good_labels(project):
+    """Regression: rich's Markdown dropped the `bad`/`good` of ```python bad, so examples read alike."""
+    from dagguard.rules.pages import examples, page_text
+
+    shown = [line.strip() for line in _on_terminal("rule", "DG101", cwd=project).splitlines()]
+    labels = [line for line in shown if line.startswith(("bad", "good")) and line.endswith(":")]
+    tagged = examples(page_text("DG101"))
+    assert [label.split()[0].rstrip(":") for label in labels] == [example.kind for example in tagged]
+    assert "bad airflow-version=2:" in labels
