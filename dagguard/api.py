@@ -29,15 +29,17 @@ def _now(now: Optional[dt.datetime]) -> dt.datetime:
 
 
 def check_paths(paths: Iterable[Union[str, Path]], *, settings: Optional[Settings] = None,
-                config: Optional[Path] = None, now: Optional[dt.datetime] = None) -> CheckResult:
+                config: Optional[Path] = None, now: Optional[dt.datetime] = None,
+                progress: Optional[runner.Progress] = None) -> CheckResult:
     """Check every Python file under `paths`; settings come from pyproject.toml unless given.
+    `progress` is called with (files checked, files to check) after each file.
 
     Raises ConfigError for a bad configuration or a path that does not exist.
     """
     path_list = [Path(p) for p in paths]
     if settings is None:
         settings = discover_settings(path_list, config)
-    return runner.check_paths(path_list, settings, _now(now))
+    return runner.check_paths(path_list, settings, _now(now), progress)
 
 
 def files_to_check(paths: Iterable[Union[str, Path]], settings: Settings) -> list[Path]:

@@ -17,7 +17,7 @@ from dagguard.cli_help import RuffStyleCommand
 if TYPE_CHECKING:
     import datetime
 
-    from dagguard.config import RuleSelection
+    from dagguard.config import RuleSelection, Settings
     from dagguard.engine.runner import CheckResult
 
 app = typer.Typer(
@@ -126,7 +126,7 @@ def check(
         if from_stdin:
             result = api.check_stdin(api.read_stdin(), stdin_filename, settings=settings, now=fixed_now)
         else:
-            result = api.check_paths(targets, settings=settings, now=fixed_now)
+            result = _check_with_progress(targets, settings, fixed_now, output_format, quiet or silent)
     except api.ConfigError as exc:
         raise fail(str(exc)) from None
     if not silent:
@@ -136,6 +136,21 @@ def check(
     if result.internal_errors:
         raise typer.Exit(code=2)
     raise typer.Exit(code=0 if exit_zero or not result.findings else 1)
+
+
+def _check_with_progress(targets: list[Path], settings: "Settings", now: Optional["datetime.datetime"],
+                         output_format: str, quiet: bool) -> "CheckResult":
+    from dagguard import api
+    from dagguard.progress import DelayedProgressBar, wants_progress
+    from dagguard.report import HUMAN_FORMATS
+
+    if not wants_progress(output_format in HUMAN_FORMATS, quiet):
+        return api.check_paths(targets, settings=settings, now=now)
+    bar = DelayedProgressBar()
+    try:
+        return api.check_paths(targets, settings=settings, now=now, progress=bar)
+    finally:
+        bar.close()
 
 
 def _selection(select: Optional[list[str]], extend_select: Optional[list[str]], ignore: Optional[list[str]],

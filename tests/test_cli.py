@@ -315,3 +315,55 @@ def test_rule_page_on_a_terminal_keeps_the_bad_and_good_labels(project):
     tagged = examples(page_text("DG101"))
     assert [label.split()[0].rstrip(":") for label in labels] == [example.kind for example in tagged]
     assert "bad airflow-version=2:" in labels
+
+
+NO_DELAY = "import dagguard.progress\ndagguard.progress.DELAY_SECONDS = 0"
+
+
+@pytest.fixture
+def many_dags(project):
+    for number in range(30):
+        (project / "dags" / f"d{number}.py").write_text(CLEAN.replace('"clean"', f'"d{number}"'))
+    return project
+
+
+def test_a_progress_bar_on_a_terminal_stderr_only_after_the_delay(many_dags):
+    from tests.support.terminal import run_in_terminal
+
+    code, shown, stdout = run_in_terminal(["check", "dags"], many_dags, stdout_tty=False, prelude=NO_DELAY)
+    assert code == 1 and "Checking" in shown and "32/32" in shown
+    assert "Checking" not in stdout and stdout.splitlines()[-1].startswith("Found 3 problems")
+    # The default delay: a run this short draws no bar.
+    code, shown, _ = run_in_terminal(["check", "dags/clean.py"], many_dags, stdout_tty=False)
+    assert code == 0 and "Checking" not in shown
+
+
+@pytest.mark.parametrize(("args", "env", "stderr_tty"), [
+    (("check", "dags"), {}, False),                                  # stderr is not a terminal
+    (("check", "dags"), {"CI": "true"}, True),                        # CI
+    (("check", "dags", "--output-format", "sarif"), {}, True),        # a machine format
+    (("check", "dags", "--quiet"), {}, True),
+])
+def test_no_progress_bar_off_a_terminal_in_ci_or_with_machine_formats(many_dags, args, env, stderr_tty):
+    from tests.support.terminal import run_in_terminal
+
+    code, shown, other = run_in_terminal(list(args), many_dags, env=env, stdout_tty=not stderr_tty,
+                                         stderr_tty=stderr_tty, prelude=NO_DELAY)
+    assert code == 1
+    assert "Checking" not in shown and "Checking" not in other
+
+
+def test_wants_progress_only_for_a_person_at_a_terminal():
+    import io
+
+    from dagguard.progress import wants_progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    assert wants_progress(True, False, Terminal(), {})
+    assert not wants_progress(True, False, io.StringIO(), {})
+    assert not wants_progress(True, False, Terminal(), {"CI": "1"})
+    assert not wants_progress(False, False, Terminal(), {})
+    assert not wants_progress(True, True, Terminal(), {})

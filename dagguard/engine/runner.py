@@ -7,7 +7,7 @@ import ast
 import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Optional, Sequence, Union
+from typing import Callable, Iterable, Mapping, Optional, Sequence, Union
 
 import libcst as cst
 
@@ -222,10 +222,19 @@ def _project_findings(results: Sequence[FileResult],
     return findings, flagged
 
 
-def check_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime) -> CheckResult:
+Progress = Callable[[int, int], None]  # called with (files checked, files to check)
+
+
+def check_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime,
+                progress: Optional[Progress] = None) -> CheckResult:
     """Check every Python file under `paths`."""
     files = discover_files(list(paths), settings)
-    return combine([run_deep(check_file, path, settings, now) for path in files], settings)
+    results = []
+    for path in files:
+        results.append(run_deep(check_file, path, settings, now))
+        if progress is not None:
+            progress(len(results), len(files))
+    return combine(results, settings)
 
 
 def combine(results: Sequence[FileResult], settings: Settings) -> CheckResult:

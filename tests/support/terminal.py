@@ -15,16 +15,16 @@ from typing import Mapping, Optional
 
 def run_in_terminal(args: list[str], cwd: Path, columns: int = 80, rows: int = 24,
                     env: Optional[Mapping[str, str]] = None, stdout_tty: bool = True,
-                    stderr_tty: bool = True, timeout: float = 120) -> tuple[int, str, str]:
-    """Run `python -m dagguard *args` with stdout and/or stderr on a pty; returns (exit code,
-    what the terminal showed, what went to the non-terminal streams)."""
+                    stderr_tty: bool = True, timeout: float = 120, prelude: str = "") -> tuple[int, str, str]:
+    """Run `dagguard *args` with stdout and/or stderr on a pty, after the Python statements in
+    `prelude`; returns (exit code, what the terminal showed, what went to the other streams)."""
     controller, terminal = pty.openpty()
     fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
-    environment = {k: v for k, v in (env if env is not None else os.environ).items()
+    environment = {k: v for k, v in os.environ.items()
                    if k not in ("NO_COLOR", "COLUMNS", "LINES", "CI", "GITHUB_ACTIONS")}
-    environment["TERM"] = "xterm-256color"
+    environment.update(env or {}, TERM="xterm-256color")
     process = subprocess.Popen(
-        [sys.executable, "-m", "dagguard", *args], cwd=cwd, env=environment, stdin=subprocess.DEVNULL,
+        [sys.executable, "-c", f"{prelude}\nfrom dagguard.cli import main\nmain()", *args], cwd=cwd, env=environment, stdin=subprocess.DEVNULL,
         stdout=terminal if stdout_tty else subprocess.PIPE, stderr=terminal if stderr_tty else subprocess.PIPE,
     )
     os.close(terminal)
