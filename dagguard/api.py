@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -13,7 +14,7 @@ from dagguard.engine.findings import Finding
 from dagguard.engine.runner import CheckResult
 from dagguard.engine import runner
 from dagguard.engine.deep_stack import run_deep
-from dagguard.engine.files import discover_files
+from dagguard.engine.files import discover_files, path_filter
 from dagguard.engine.selection import enabled_codes
 
 __all__ = ["CheckResult", "ConfigError", "Finding", "Settings", "check_paths", "check_source", "check_stdin",
@@ -34,17 +35,22 @@ def check_paths(paths: Iterable[Union[str, Path]], *, settings: Optional[Setting
     """Check every Python file under `paths`; settings come from pyproject.toml unless given.
     `progress` is called with (files checked, files to check) after each file.
 
-    Raises ConfigError for a bad configuration or a path that does not exist.
+    Paths that do not exist are listed in the result's `missing_paths`. Raises ConfigError for a
+    bad configuration.
     """
     path_list = [Path(p) for p in paths]
     if settings is None:
         settings = discover_settings(path_list, config)
-    return runner.check_paths(path_list, settings, _now(now), progress)
+    # As ruff does, a path that does not exist is reported and the others are still checked.
+    present = [p for p in path_list if os.path.lexists(p)]
+    missing = tuple(str(p) for p in path_list if not os.path.lexists(p))
+    result = runner.check_paths(present, settings, _now(now), progress) if present else runner.combine([], settings)
+    return replace(result, missing_paths=missing) if missing else result
 
 
 def files_to_check(paths: Iterable[Union[str, Path]], settings: Settings) -> list[Path]:
     """The files check_paths would check (`--show-files`)."""
-    return discover_files([Path(p) for p in paths], settings)
+    return discover_files([Path(p) for p in paths if os.path.lexists(p)], settings)
 
 
 def describe_settings(settings: Settings) -> str:
@@ -76,6 +82,8 @@ def check_stdin(source: Union[str, bytes], filename: Optional[Union[str, Path]] 
     path = Path(filename) if filename is not None else None
     if settings is None:
         settings = stdin_settings(path)
+    if path is not None and settings.force_exclude and path_filter(path, settings)(path, False):
+        return runner.combine([], settings)  # excluded: nothing to check, as in ruff
     shown = runner.display_path(path) if path is not None else STDIN
     checked = run_deep(runner.check_source, source, path or Path(STDIN), settings, _now(now), shown)
     text = source if isinstance(source, str) else source.decode("utf-8", errors="replace")

@@ -87,6 +87,11 @@ def check(
     stdin_filename: Optional[Path] = typer.Option(
         None, "--stdin-filename", metavar="STDIN_FILENAME",
         help="The file name of standard input, for config matching and messages"),
+    no_respect_gitignore: bool = typer.Option(False, "--no-respect-gitignore",
+                                              help="Check files that .gitignore and .ignore files exclude"),
+    force_exclude: bool = typer.Option(False, "--force-exclude",
+                                       help="Apply exclude and ignore files to paths given explicitly too "
+                                            "(as pre-commit passes them)"),
     statistics: bool = typer.Option(False, "--statistics", help="Show how many findings each rule has"),
     show_files: bool = typer.Option(False, "--show-files", help="List the files that would be checked, and exit"),
     show_settings: bool = typer.Option(False, "--show-settings",
@@ -115,7 +120,8 @@ def check(
         config_file, overrides = api.split_config_options(config or [])
         anchors = ([stdin_filename] if stdin_filename else []) if from_stdin else targets
         settings = api.discover_settings(anchors, config_file, overrides).with_selection(_selection(
-            select, extend_select, ignore, extend_ignore))
+            select, extend_select, ignore, extend_ignore)).with_overrides(
+            respect_gitignore=False if no_respect_gitignore else None, force_exclude=force_exclude or None)
         if show_settings:
             sys.stdout.write(api.describe_settings(settings))
             raise typer.Exit(0)
@@ -129,11 +135,14 @@ def check(
             result = _check_with_progress(targets, settings, fixed_now, output_format, quiet or silent)
     except api.ConfigError as exc:
         raise fail(str(exc)) from None
-    if not silent:
+    nothing_checked = bool(result.missing_paths) and result.files_checked == 0
+    if not silent and not nothing_checked:  # "All checks passed" would be wrong when no path exists
         _write_report(result, output_format, output_file, statistics, quiet)
+    for missing in result.missing_paths:
+        typer.echo(f"dagguard: error: {missing}: no such file or directory", err=True)
     for error in result.internal_errors:
         typer.echo(f"dagguard: {error} (please report this bug)", err=True)
-    if result.internal_errors:
+    if result.internal_errors or result.missing_paths:
         raise typer.Exit(code=2)
     raise typer.Exit(code=0 if exit_zero or not result.findings else 1)
 

@@ -40,6 +40,8 @@ class Settings:
     # Command-line selections, applied after the config's (ruff's --select/--extend-select...).
     overrides: tuple[RuleSelection, ...] = ()
     exclude: tuple[str, ...] = ()
+    respect_gitignore: bool = True
+    force_exclude: bool = False    # exclude (and ignore files) apply to paths given explicitly too
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     airflow_version: str = "3"
     max_catchup_runs: int = 500
@@ -159,6 +161,8 @@ def _converters(path: Path) -> Mapping[str, tuple[str, Callable[[Any], Any]]]:
         "extend-select": ("extend_select", _codes("extend-select", path)),
         "extend-ignore": ("extend_ignore", _codes("extend-ignore", path)),
         "exclude": ("exclude", _strings("exclude", path)),
+        "respect-gitignore": ("respect_gitignore", _boolean("respect-gitignore", path)),
+        "force-exclude": ("force_exclude", _boolean("force-exclude", path)),
         "per-file-ignores": ("per_file_ignores", _per_file_ignores(path)),
         "airflow-version": ("airflow_version", _airflow_version(path)),
         "max-catchup-runs": ("max_catchup_runs", _positive_int("max-catchup-runs", path)),

@@ -367,3 +367,47 @@ def test_wants_progress_only_for_a_person_at_a_terminal():
     assert not wants_progress(True, False, Terminal(), {"CI": "1"})
     assert not wants_progress(False, False, Terminal(), {})
     assert not wants_progress(True, True, Terminal(), {})
+
+
+def test_a_missing_path_is_reported_and_the_others_are_still_checked(project):
+    run = dagguard("check", "dags/incident.py", "nope.py", "dags/clean.py", "--format", "json", cwd=project)
+    assert run.returncode == 2
+    assert run.stderr.splitlines() == ["dagguard: error: nope.py: no such file or directory"]
+    assert {f["code"] for f in json.loads(run.stdout)} == {"DG101", "DG102", "DG103"}
+
+
+def _git_project(project: Path) -> Path:
+    subprocess.run(["git", "init", "--quiet"], cwd=project, check=True)
+    (project / ".gitignore").write_text("generated/\n*_backup.py\n!keep_backup.py\n")
+    for name in ("generated/gen.py", "dags/old_backup.py", "dags/keep_backup.py", "dags/sub/scratch.py"):
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(CLEAN)
+    (project / "dags" / "sub" / ".ignore").write_text("scratch.py\n")
+    return project
+
+
+def _shown_files(*args: str, cwd: Path) -> list[str]:
+    run = dagguard("check", *args, "--show-files", cwd=cwd)
+    assert run.returncode == 0, run.stderr
+    return sorted(Path(line).relative_to(cwd.resolve()).as_posix() for line in run.stdout.splitlines())
+
+
+def test_gitignore_and_ignore_files_are_respected_by_default(project):
+    project = _git_project(project)
+    assert _shown_files(".", cwd=project) == ["dags/clean.py", "dags/incident.py", "dags/keep_backup.py"]
+    assert _shown_files(".", "--no-respect-gitignore", cwd=project) == [
+        "dags/clean.py", "dags/incident.py", "dags/keep_backup.py", "dags/old_backup.py", "dags/sub/scratch.py",
+        "generated/gen.py"]
+    assert _shown_files("generated", cwd=project) == ["generated/gen.py"]  # given explicitly
+    (project / "pyproject.toml").write_text("[tool.dagguard]\nrespect-gitignore = false\n")
+    assert "generated/gen.py" in _shown_files(".", cwd=project)
+
+
+def test_force_exclude_applies_exclusions_to_explicit_paths(project):
+    project = _git_project(project)
+    (project / "pyproject.toml").write_text('[tool.dagguard]\nexclude = ["incident.py"]\n')
+    explicit = ("dags/incident.py", "dags/old_backup.py", "dags/clean.py")
+    assert _shown_files(*explicit, cwd=project) == ["dags/clean.py", "dags/incident.py", "dags/old_backup.py"]
+    assert _shown_files(*explicit, "--force-exclude", cwd=project) == ["dags/clean.py"]
+    stdin = dagguard_stdin(INCIDENT, "check", "--stdin-filename", "dags/incident.py", "--force-exclude", cwd=project)
+    assert (stdin.returncode, stdin.stderr) == (0, "")

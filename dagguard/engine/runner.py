@@ -48,6 +48,7 @@ class CheckResult:
     internal_errors: tuple[str, ...] = ()
     # Contents of files that are not on disk (stdin), by shown path, for reporters that quote source.
     sources: Mapping[str, str] = field(default_factory=dict)
+    missing_paths: tuple[str, ...] = ()  # given paths that do not exist (exit 2, the others checked)
 
     @property
     def files_with_findings(self) -> int:
