@@ -92,6 +92,8 @@ def command_line_selectors(option: str, values: Optional[list[str]]) -> Optional
     if not values:
         return None
     selectors = tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
+    if not selectors:  # `--select ""` from an unset CI variable must not turn every rule off
+        raise ConfigError(f"{option}: no rule selector given")
     for selector in selectors:
         problem = selector_error(selector)
         if problem:

@@ -108,6 +108,18 @@ def test_an_unknown_rule_selector_on_the_command_line_is_an_error(project, optio
     assert run.returncode == 2 and run.stdout == ""
     assert run.stderr.splitlines() == [run.stderr.strip()]
     assert option in run.stderr and "'XYZ999'" in run.stderr
+    empty = dagguard("check", "dags", option, "", cwd=project)
+    assert empty.returncode == 2 and option in empty.stderr
+
+
+def test_start_up_loads_only_the_chosen_format(project):
+    """Keep `dagguard check` lean: no rich, no other format's module, no pathspec without ignore files."""
+    code = ("import sys\nfrom dagguard.cli import main\nsys.argv = ['dagguard', 'check', 'dags', '-q']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "heavy = ('rich', 'jsonschema', 'xml', 'dagguard.report.sarif', 'dagguard.report.full', 'pathspec')\n"
+            "print(sorted(m for m in sys.modules if m.startswith(heavy)))")
+    run = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True, timeout=120)
+    assert run.stdout.splitlines()[-1] == "[]", run.stderr
 
 
 @pytest.mark.parametrize("args", [

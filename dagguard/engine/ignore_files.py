@@ -11,9 +11,10 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from pathspec import GitIgnoreSpec
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 IGNORE_FILES = (".gitignore", ".ignore")  # later wins
 
@@ -23,6 +24,8 @@ def _read_spec(path: Path) -> Optional[GitIgnoreSpec]:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:  # absent, a folder, unreadable: nothing ignored by it
         return None
+    from pathspec import GitIgnoreSpec  # 70 ms: only once there is an ignore file to read
+
     return GitIgnoreSpec.from_lines(lines)
 
 
@@ -47,7 +50,7 @@ class IgnoreFiles:
             # files inside it still count.
             self._base = top
 
-    def _folder_specs(self, folder: Path) -> tuple[GitIgnoreSpec, ...]:
+    def _folder_specs(self, folder: Path) -> tuple["GitIgnoreSpec", ...]:
         names = [folder / name for name in IGNORE_FILES]
         if folder == self._base:
             names.insert(0, folder / ".git" / "info" / "exclude")

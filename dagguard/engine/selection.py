@@ -40,12 +40,21 @@ def resolve_rules(selections: Iterable[RuleSelection], codes: Iterable[str]) -> 
     return frozenset(enabled)
 
 
-@lru_cache(maxsize=32)
-def enabled_codes(settings: Settings) -> frozenset[str]:
-    """The rule codes `settings` enable (resolved once per settings object)."""
+def _resolve(settings: Settings) -> frozenset[str]:
     from dagguard.rules import RULES_BY_CODE
 
     return resolve_rules(settings.rule_selections, RULES_BY_CODE)
+
+
+_resolve_cached = lru_cache(maxsize=32)(_resolve)
+
+
+def enabled_codes(settings: Settings) -> frozenset[str]:
+    """The rule codes `settings` enable (resolved once per settings object)."""
+    try:
+        return _resolve_cached(settings)
+    except TypeError:  # a hand-made Settings holding lists is not hashable
+        return _resolve(settings)
 
 
 def is_enabled(code: str, settings: Settings) -> bool:
