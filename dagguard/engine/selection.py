@@ -88,6 +88,6 @@ def matches_glob(path: Path, pattern: str, root: Path) -> bool:
 
 def ignored_for_file(code: str, path: Path, settings: Settings) -> bool:
     for pattern, codes in settings.per_file_ignores:
-        if matches_glob(path, pattern, settings.root) and any(code.startswith(c) for c in codes):
+        if matches_glob(path, pattern, settings.root) and any(_matches(code, c) for c in codes):
             return True
     return False

@@ -93,3 +93,7 @@ def test_extend_select_and_extend_ignore_settings(tmp_path):
     found = codes(lint(tmp_path, incident(), select=("DG101",), extend_select=("DG103",)))
     assert sorted(found) == ["DG101", "DG103"]
     assert sorted(codes(lint(tmp_path, incident(), extend_ignore=("DG102",)))) == ["DG101", "DG103"]
+
+
+def test_all_in_per_file_ignores_silences_every_rule_there(tmp_path):
+    assert lint(tmp_path, incident(), name="legacy/old.py", per_file_ignores=(("legacy/*", ("ALL",)),)) == []
