@@ -81,16 +81,10 @@ def frame_to_arrow(frame: Any) -> ArrowBatch | None:
         table = pa.Table.from_pandas(frame, preserve_index=False)
     except (pa.ArrowException, TypeError, ValueError):
         return None
-    columns = []
-    for field, column in zip(table.schema, table.columns):
-        kind = field.type
-        if pa.types.is_timestamp(kind) and kind.unit == "ns":
-            # Timestamp.to_pydatetime() drops the nanoseconds on the row path too.
-            column = column.cast(pa.timestamp("us", tz=kind.tz), safe=False)
-        elif not _plain_arrow_type(kind):
-            return None
-        columns.append(column)
-    return ArrowBatch(tuple(table.column_names), pa.table(columns, names=table.column_names))
+    if not all(_plain_arrow_type(field.type) for field in table.schema):
+        return None
+    # datetime64[ns] columns stay nanoseconds: the write keeps them where the column can.
+    return ArrowBatch(tuple(table.column_names), table)
 
 
 def _plain_arrow_type(kind: Any) -> bool:

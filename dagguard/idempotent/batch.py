@@ -112,6 +112,14 @@ def to_batch(rows: Any, columns: Sequence[str] | None = None) -> AnyBatch:
 def _frame_rows(frame: Any) -> Batch:
     """A DataFrame's rows as plain Python values, for columns pyarrow cannot take whole."""
     names = tuple(str(c) for c in frame.columns)
+    for name, series in zip(names, (frame.iloc[:, i] for i in range(len(names)))):
+        if str(series.dtype).startswith("datetime64[ns") and (series.dt.nanosecond != 0).any():
+            # Timestamp.to_pydatetime() would drop them: two keys 1 ns apart would be one.
+            first = series[series.dt.nanosecond != 0].iloc[0]
+            raise IntervalViolationError(
+                f"column {name!r} holds nanoseconds ({first}), which Python datetimes cannot: this "
+                f"DataFrame is written row by row (a column has no plain Arrow type) and nothing was "
+                f"written; round them (frame[{name!r}].dt.floor('us')) or make every column plain")
     rows = frame.itertuples(index=False, name=None)
     return Batch(names, tuple(tuple(_unpandas(v) for v in row) for row in rows))
 

@@ -10,6 +10,7 @@ from typing import Any, Callable, Sequence
 
 from dagguard.idempotent import strategies
 from dagguard.idempotent.arrow_batch import ArrowBatch
+from dagguard.idempotent.arrow_nanoseconds import check_nanoseconds, has_sub_microseconds, whole_microseconds
 from dagguard.idempotent.arrow_validation import check_arrow
 from dagguard.idempotent.arrow_from_rows import rows_to_arrow
 from dagguard.idempotent.batch import AnyBatch, Batch, as_rows, replace_column, to_batch
@@ -100,13 +101,18 @@ def prepare_batch(spec: WriteSpec, rows: Any, columns: Sequence[str] | None, int
     table = str(spec.table)
     check_time = bool(spec.time_column) and (
         spec.strategy != "overwrite_partition" or spec.time_column in batch.columns)
+    nanoseconds = None
     if isinstance(batch, ArrowBatch):
         if not len(batch):
             return as_rows(batch)
+        # Whole microseconds convert exactly; the other nanoseconds are checked against the
+        # target's column types, which only the transaction reads.
+        batch = whole_microseconds(batch)
         checked = check_arrow(batch, spec.time_column if check_time else None, spec.unique_key,
                               spec.partition_column, interval.partition_key, interval)
         if checked is not None:
             return checked
+        nanoseconds = batch if has_sub_microseconds(batch) else None
         # A violation (or a type only the row checks handle): they name the offending rows.
         batch = as_rows(batch)
     if check_time:
@@ -115,6 +121,10 @@ def prepare_batch(spec: WriteSpec, rows: Any, columns: Sequence[str] | None, int
         check_unique_keys(batch, spec.unique_key, interval, table)
     if spec.partition_column and batch.rows:
         batch = check_partition(batch, spec.partition_column, interval.partition_key, interval, table)
+    if nanoseconds is not None:
+        # The row checks passed, but Python datetimes would drop the nanoseconds: stay Arrow.
+        return (nanoseconds.with_constant(spec.partition_column, interval.partition_key)
+                if spec.partition_column else nanoseconds)
     return batch
 
 
@@ -213,8 +223,10 @@ def _naive_utc(batch: AnyBatch, column: str) -> AnyBatch:
     if isinstance(batch, ArrowBatch):
         import pyarrow as pa
 
-        # Arrow keeps instants as UTC numbers: dropping the zone leaves the UTC wall time.
-        return batch.with_array(column, batch.column(column).cast(pa.timestamp("us")))
+        # Arrow keeps instants as UTC numbers: dropping the zone leaves the UTC wall time
+        # (in the column's unit: a TIMESTAMP_NS column keeps the nanoseconds).
+        times = batch.column(column)
+        return batch.with_array(column, times.cast(pa.timestamp(times.type.unit)))
     at = batch.index(column)
     return replace_column(batch, column, (row[at].replace(tzinfo=None) for row in batch.rows))
 
@@ -250,6 +262,8 @@ def _write_in_transaction(engine: Engine, spec: WriteSpec, batch: AnyBatch, inte
     if target_columns is not None and engine.case_insensitive_names:
         spec, batch = _spelled_as_target(spec, batch, target_columns)
     _check_target(engine, spec, batch, target_columns)
+    if isinstance(batch, ArrowBatch):
+        check_nanoseconds(batch, target_columns, engine.stores_nanoseconds, str(spec.table))
     start, end = interval.start, interval.end
     if (spec.time_column and engine.typed_timestamps
             and is_naive_timestamp(target_columns[spec.time_column])):

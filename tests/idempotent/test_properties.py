@@ -149,3 +149,76 @@ def test_a_row_at_the_end_instant_rejects_the_whole_batch(db):
         assert db.rows() == before
 
     check()
+
+
+NANO_TYPE = {"sqlite": "TEXT", "duckdb": "TIMESTAMPTZ_NS", "postgres": "timestamptz"}
+
+
+def nanosecond_batches(interval: Interval, max_size: int = 5, rounded=st.booleans()):
+    """Arrow batches with unique nanosecond times inside the interval (so keys on `ts` may lie
+    1 ns apart), rounded to whole microseconds or not."""
+    pa = pytest.importorskip("pyarrow")
+    start = pa.scalar(interval.start, pa.timestamp("us", tz="UTC")).cast(pa.timestamp("ns", tz="UTC")).value
+    width = int((interval.end - interval.start) / MICRO) * 1000
+    offset = st.one_of(st.sampled_from([0, 1, 999, 1000, width - 1]), st.integers(0, width - 1))
+    rows = st.lists(st.tuples(offset, st.sampled_from(["a", "b", None])), max_size=max_size,
+                    unique_by=lambda r: r[0])
+
+    def build(drawn):
+        rows, rounded = drawn
+        offsets = [n - n % 1000 if rounded else n for n, _ in rows]
+        if len(set(offsets)) < len(offsets):  # rounding made two keys one
+            offsets, rows = list(dict.fromkeys(offsets)), rows[:len(set(offsets))]
+        return pa.table({"k": pa.array(range(len(offsets)), pa.int64()),
+                         "ts": pa.array([start + n for n in offsets], pa.timestamp("ns", tz="UTC")),
+                         "v": pa.array([v for _, v in rows], pa.string())})
+
+    return st.tuples(rows, rounded).map(build)
+
+
+def _stored_nanoseconds(db) -> list[int]:
+    if db.dialect == "duckdb":
+        conn = db.connect()
+        try:
+            return sorted(n for (n,) in conn.execute("SELECT epoch_ns(ts) FROM events").fetchall())
+        finally:
+            conn.close()
+    epoch = at(1).replace(day=1, month=1, year=1970)
+    return sorted((row[1] - epoch) // MICRO * 1000 for row in db.rows())
+
+
+def test_nanoseconds_are_kept_or_refused_never_rounded(db):
+    pa = pytest.importorskip("pyarrow")
+
+    @_settings(db)
+    @given(existing=nanosecond_batches(DAYS[1], rounded=st.just(True)), batch=nanosecond_batches(DAYS[1]),
+           strategy=STRATEGY)
+    def check(existing, batch, strategy):
+        db.run("DROP TABLE IF EXISTS events")
+        db.create("events", f"k INTEGER, ts {NANO_TYPE[db.dialect]}, v TEXT")
+        _write_ns(db, existing, strategy)
+        before = _stored_nanoseconds(db)
+        values = batch.column("ts").cast(pa.int64()).to_pylist()
+        if db.dialect != "duckdb" and any(n % 1000 for n in values):
+            with pytest.raises(IntervalViolationError, match="holds nanoseconds"):
+                _write_ns(db, batch, strategy)
+            assert _stored_nanoseconds(db) == before
+            return
+        _write_ns(db, batch, strategy)
+        assert _stored_nanoseconds(db) == sorted(values)
+        rerun = _write_ns(db, batch, strategy)
+        assert _stored_nanoseconds(db) == sorted(values)
+        assert (rerun.rows_inserted, rerun.rows_deleted) == (0, 0) or strategy == "replace"
+
+    check()
+
+
+def _write_ns(db, rows, strategy):
+    """Merge on the time itself, so that two keys 1 ns apart are two rows."""
+    conn = db.connect()
+    try:
+        return write_interval(conn, "events", rows, DAYS[1], time_column="ts", strategy=strategy,
+                              unique_key=["ts"] if strategy == "merge" else None,
+                              delete_missing=strategy == "merge")
+    finally:
+        conn.close()

@@ -65,6 +65,9 @@ class DuckDBEngine(Engine):
         self.execute(f"INSERT INTO {LOCK_TABLE} VALUES (?, 1) ON CONFLICT (lock_key) "
                      f"DO UPDATE SET writes = {LOCK_TABLE}.writes + 1", (lock_key,))
 
+    def stores_nanoseconds(self, declared_type: str) -> bool:
+        return declared_type.upper() in ("TIMESTAMP_NS", "TIMESTAMPTZ_NS")
+
     def is_retryable(self, exc: BaseException) -> bool:
         import duckdb
 
