@@ -10,7 +10,7 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from dagguard.idempotent import Interval, IntervalViolationError, write_interval  # noqa: E402
+from dagguard.idempotent import IdempotentWriteError, Interval, IntervalViolationError, write_interval  # noqa: E402
 from dagguard.idempotent.checksum import batch_checksum  # noqa: E402
 from dagguard.idempotent.arrow_from_rows import rows_to_arrow  # noqa: E402
 from dagguard.idempotent.batch import to_batch  # noqa: E402
@@ -222,3 +222,35 @@ def _write_ns(db, rows, strategy):
                               delete_missing=strategy == "merge")
     finally:
         conn.close()
+
+
+def test_an_open_caller_transaction_is_refused_or_joined_never_lost(db):
+    from tests.idempotent.test_caller_transaction import _caller_insert, CALLERS_ROW
+
+    assert not DAYS[0].contains(CALLERS_ROW[1])  # the caller's row lies in another interval
+
+    @_settings(db)
+    @given(existing=batches(DAYS[0]), rows=batches(DAYS[0]), strategy=STRATEGY, commit=st.booleans())
+    def check(existing, rows, strategy, commit):
+        _reset(db)
+        _write(db, existing, DAYS[0], "replace")
+        conn = db.connect()
+        try:
+            _caller_insert(conn, db)
+            try:
+                write_interval(conn, "events", rows, DAYS[0], time_column="ts", strategy=strategy,
+                               unique_key=["k"] if strategy == "merge" else None,
+                               delete_missing=strategy == "merge", columns=["k", "ts", "v"])
+                joined = True
+            except IdempotentWriteError as exc:
+                assert "open transaction" in str(exc)
+                joined = False
+            assert joined == (db.dialect == "postgres")  # a savepoint; SQLite and DuckDB refuse
+            conn.commit() if commit else conn.rollback()
+        finally:
+            conn.close()
+        interval = _expected(rows) if joined and commit else _expected(existing)
+        assert _interval_rows(db, DAYS[0]) == interval
+        assert [r for r in db.rows() if r not in interval] == ([CALLERS_ROW] if commit else [])
+
+    check()
