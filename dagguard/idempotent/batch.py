@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any, Iterable, Mapping, Sequence, Union
 
-from dagguard.idempotent.arrow_batch import ArrowBatch, from_arrow
+from dagguard.idempotent.arrow.batch import ArrowBatch, from_arrow
+from dagguard.idempotent.arrow.from_frame import frame_to_arrow
 from dagguard.idempotent.errors import IntervalViolationError
 from dagguard.idempotent.identifiers import validate_identifier
 
@@ -70,8 +71,6 @@ def to_batch(rows: Any, columns: Sequence[str] | None = None) -> AnyBatch:
     if hasattr(rows, "column_names") and hasattr(rows, "to_pylist"):  # pyarrow Table/RecordBatch
         batch = from_arrow(rows)
     elif hasattr(rows, "to_dict") and hasattr(rows, "columns"):  # pandas DataFrame
-        from dagguard.idempotent.arrow_from_rows import frame_to_arrow
-
         batch = frame_to_arrow(rows) or _frame_rows(rows)
     else:
         if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Iterable):

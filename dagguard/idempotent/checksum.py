@@ -8,7 +8,7 @@ from datetime import date, datetime, time, timedelta, timezone
 from decimal import Decimal
 from typing import Any, Sequence
 
-from dagguard.idempotent.arrow_batch import ArrowBatch
+from dagguard.idempotent.arrow.batch import ArrowBatch
 from dagguard.idempotent.batch import AnyBatch, Batch, as_rows
 
 _MODULUS = 1 << 128

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
 from dagguard.idempotent import strategies
-from dagguard.idempotent.arrow_batch import ArrowBatch
-from dagguard.idempotent.arrow_nanoseconds import check_nanoseconds, has_sub_microseconds, whole_microseconds
-from dagguard.idempotent.arrow_validation import check_arrow
-from dagguard.idempotent.arrow_from_rows import rows_to_arrow
+from dagguard.idempotent.arrow.batch import ArrowBatch
+from dagguard.idempotent.arrow.nanoseconds import check_nanoseconds, has_sub_microseconds, whole_microseconds
+from dagguard.idempotent.arrow.validation import check_arrow
+from dagguard.idempotent.arrow.from_rows import rows_to_arrow
 from dagguard.idempotent.batch import AnyBatch, Batch, as_rows, replace_column, to_batch
 from dagguard.idempotent.checksum import batch_checksum
 from dagguard.idempotent.connections import open_engine

@@ -8,7 +8,7 @@ from datetime import date, timedelta, timezone
 import pytest
 
 from dagguard.idempotent import IntervalViolationError, write_interval
-from dagguard.idempotent.arrow_batch import ArrowBatch
+from dagguard.idempotent.arrow.batch import ArrowBatch
 from dagguard.idempotent.batch import Batch, to_batch
 from tests.idempotent.helpers import DAY1, at, duckdb_database
 

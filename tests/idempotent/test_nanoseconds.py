@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from dagguard.idempotent import IntervalViolationError, write_interval
-from dagguard.idempotent.arrow_batch import from_arrow
+from dagguard.idempotent.arrow.batch import from_arrow
 from dagguard.idempotent.checksum import batch_checksum
 from tests.idempotent.helpers import DAY1, at, duckdb_database
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from dagguard.idempotent import IdempotentWriteError, Interval, IntervalViolationError, write_interval  # noqa: E402
 from dagguard.idempotent.checksum import batch_checksum  # noqa: E402
-from dagguard.idempotent.arrow_from_rows import rows_to_arrow  # noqa: E402
+from dagguard.idempotent.arrow.from_rows import rows_to_arrow  # noqa: E402
 from dagguard.idempotent.batch import to_batch  # noqa: E402
 from tests.idempotent.helpers import at  # noqa: E402
 

@@ -6,7 +6,7 @@ import uuid
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from dagguard.idempotent.arrow_batch import ArrowBatch
+from dagguard.idempotent.arrow.batch import ArrowBatch
 from dagguard.idempotent.batch import AnyBatch, Batch
 from dagguard.idempotent.engines.base import Engine
 from dagguard.idempotent.errors import IdempotentWriteError

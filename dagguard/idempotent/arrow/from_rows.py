@@ -1,6 +1,5 @@
-"""Python rows (dicts, tuples) and pandas DataFrames turned into an Arrow table once, so that a
-million of them take the columnar path (validation, checksum, bulk load) instead of being
-handled value by value.
+"""Python rows (dicts, tuples) turned into an Arrow table once, so that a million of them take
+the columnar path (validation, checksum, bulk load) instead of being handled value by value.
 
 Only where pyarrow maps every column exactly: one plain type per column, NULLs aside, and
 datetimes all aware or all naive (pyarrow would silently read naive values as UTC next to
@@ -13,7 +12,7 @@ from datetime import date, datetime
 from operator import attrgetter, itemgetter
 from typing import Any
 
-from dagguard.idempotent.arrow_batch import ArrowBatch
+from dagguard.idempotent.arrow.batch import ArrowBatch
 from dagguard.idempotent.batch import Batch
 
 # Types with an exact Arrow type: int64 (larger ints overflow and fall back), double, string,
@@ -66,33 +65,3 @@ def _exact_type(values: list[Any]) -> type | None:
         zones = set(map(_tzinfo, filter(None, values)))  # datetimes are never falsy; NULLs are
         return kind if None not in zones or zones == {None} else None
     return None
-
-
-def frame_to_arrow(frame: Any) -> ArrowBatch | None:
-    """A pandas DataFrame as an ArrowBatch, read by pyarrow in C, or None when pyarrow is
-    missing or a column has no plain Arrow type (categories, mixed objects, nested values):
-    the caller then takes the DataFrame's rows value by value."""
-    try:
-        import pyarrow as pa
-    except ImportError:
-        return None
-    try:
-        # NaN in float columns and NaT become NULL, as the row path's _unpandas makes them None.
-        table = pa.Table.from_pandas(frame, preserve_index=False)
-    except (pa.ArrowException, TypeError, ValueError):
-        return None
-    if not all(_plain_arrow_type(field.type) for field in table.schema):
-        return None
-    # datetime64[ns] columns stay nanoseconds: the write keeps them where the column can.
-    return ArrowBatch(tuple(table.column_names), table)
-
-
-def _plain_arrow_type(kind: Any) -> bool:
-    """Types every engine's columnar path takes as they are."""
-    import pyarrow as pa
-
-    t = pa.types
-    if t.is_integer(kind):
-        return kind != pa.uint64()  # beyond BIGINT
-    return (t.is_float32(kind) or t.is_float64(kind) or t.is_boolean(kind) or t.is_string(kind)
-            or t.is_large_string(kind) or t.is_date32(kind) or t.is_timestamp(kind))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from dagguard.idempotent.arrow_batch import ArrowBatch
+from dagguard.idempotent.arrow.batch import ArrowBatch
 from dagguard.idempotent.interval import Interval
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from dagguard.idempotent.arrow_batch import ArrowBatch
+from dagguard.idempotent.arrow.batch import ArrowBatch
 from dagguard.idempotent.errors import IntervalViolationError
 
 
