@@ -115,3 +115,22 @@ def test_checksums_tell_values_1ns_apart_apart():
     assert first != batch_checksum(from_arrow(_table([1], _times(2))))
     assert batch_checksum(from_arrow(_table([1], _times(1000)))) == batch_checksum(
         from_arrow(_table([1], _times(1000).cast(pa.timestamp("us", tz="UTC")))))
+
+
+def _timestamp_rows():
+    pd = pytest.importorskip("pandas")
+    first = pd.Timestamp(at(1, 1))
+    return [{"k": 1, "ts": first, "v": "a"}, {"k": 1, "ts": first + pd.Timedelta(nanoseconds=1), "v": "b"}]
+
+
+def test_pandas_timestamps_in_python_rows_keep_their_nanoseconds(db):
+    db.create()
+    with pytest.raises(IntervalViolationError, match=r"column 'ts' .*\(row 1: 2026-01-01 01:00:00\.000000001Z\)"):
+        _write(db, _timestamp_rows())
+    assert db.rows() == []
+
+
+def test_pandas_timestamps_in_python_rows_are_kept_by_duckdb_nanosecond_columns(duckdb_db):
+    duckdb_db.create("events", "k INTEGER, ts TIMESTAMPTZ_NS, v TEXT")
+    _write(duckdb_db, _timestamp_rows())
+    assert _stored_ns(duckdb_db) == [ONE_AM, ONE_AM + 1]

@@ -42,7 +42,7 @@ def rows_to_arrow(batch: Batch) -> ArrowBatch | None:
             return None
         try:
             # Datetimes are inferred: pyarrow takes the zone of the first aware value.
-            arrays[name] = pa.array(values, getattr(pa, _EXACT[kind])() if kind in _EXACT else None)
+            arrays[name] = pa.array(values, _arrow_type(kind, values))
         except (pa.ArrowException, OverflowError, TypeError, ValueError):
             return None
     converted = ArrowBatch(batch.columns, pa.table(arrays))
@@ -50,6 +50,19 @@ def rows_to_arrow(batch: Batch) -> ArrowBatch | None:
     # report shows them as given rather than as Arrow hands them back.
     converted.__dict__["rows"] = batch.rows
     return converted
+
+
+def _arrow_type(kind: type, values: list[Any]) -> Any:
+    """The Arrow type to build a column of `kind` values as, or None to let pyarrow infer it."""
+    import pyarrow as pa
+
+    if kind in _EXACT:
+        return getattr(pa, _EXACT[kind])()
+    # pandas Timestamps carry nanoseconds, which inference would silently cut to microseconds.
+    if hasattr(kind, "nanosecond") and any(v.nanosecond for v in values if v is not None):
+        aware = next(v for v in values if v is not None).tzinfo is not None
+        return pa.timestamp("ns", tz="UTC" if aware else None)  # instants are stored in UTC
+    return None
 
 
 def _exact_type(values: list[Any]) -> type | None:
