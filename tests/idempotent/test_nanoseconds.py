@@ -134,3 +134,17 @@ def test_pandas_timestamps_in_python_rows_are_kept_by_duckdb_nanosecond_columns(
     duckdb_db.create("events", "k INTEGER, ts TIMESTAMPTZ_NS, v TEXT")
     _write(duckdb_db, _timestamp_rows())
     assert _stored_ns(duckdb_db) == [ONE_AM, ONE_AM + 1]
+
+
+def test_nanoseconds_survive_the_row_checks_of_a_timestamp_partition_column(duckdb_db):
+    # A timestamp `ds` is checked row by row: the batch must still keep its nanoseconds.
+    duckdb_db.create("events", "k INTEGER, seen TIMESTAMPTZ_NS, ds DATE")
+    table = pa.table({"k": pa.array([1, 2], pa.int64()), "seen": _times(5, 6),
+                      "ds": pa.array([at(1, 3)] * 2, pa.timestamp("us", tz="UTC"))})
+    conn = duckdb_db.connect()
+    try:
+        write_interval(conn, "events", table, DAY1, strategy="overwrite_partition")
+    finally:
+        conn.close()
+    assert _stored_ns(duckdb_db, "seen") == [ONE_AM + 5, ONE_AM + 6]
+    assert {r[2] for r in duckdb_db.rows()} == {DAY1.partition_key}
