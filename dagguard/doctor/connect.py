@@ -19,6 +19,7 @@ from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
 from dagguard.doctor.errors import ConnectError
+from dagguard.extras import install_hint
 
 ENV_CONN = "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"
 SUPPORTED_BACKENDS = ("sqlite", "postgresql")
@@ -164,7 +165,9 @@ def _create(url: str | URL, connect_args: dict[str, Any]) -> Engine:
     except NoSuchModuleError as exc:
         raise ConnectError(f"no SQLAlchemy driver for this URL: {exc}") from None
     except ModuleNotFoundError as exc:
-        raise ConnectError(f"the database driver is not installed: {exc.name}") from None
+        # Only PostgreSQL gets here: SQLite's driver is in the standard library.
+        raise ConnectError(f"the database driver {exc.name} is not installed; dagguard's postgres "
+                           f"extra installs psycopg: {install_hint('postgres')}") from None
     except ArgumentError as exc:
         raise ConnectError(f"invalid database URL: {exc}") from None
     if engine.dialect.name == "sqlite":
