@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import configparser
 import importlib.util
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -41,11 +42,11 @@ class DatabaseTarget:
 
 
 def redact(url: str) -> str:
-    """Hide the password of a SQLAlchemy URL; return other strings unchanged."""
+    """Hide the password of a SQLAlchemy URL, also of one SQLAlchemy cannot parse."""
     try:
         return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
-        return url
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number
+        return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
 
 
 def airflow_home(environ: Mapping[str, str]) -> Path:
@@ -105,7 +106,7 @@ def open_engine(target: DatabaseTarget, *, writable: bool = False) -> Engine:
 def _parse(target: DatabaseTarget) -> URL:
     try:
         return make_url(target.url)
-    except ArgumentError:
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number
         raise ConnectError(
             f"not a database URL (from {target.source}): {target.display_url!r}; "
             "expected e.g. postgresql+psycopg://user@host/airflow or sqlite:////path/airflow.db"
