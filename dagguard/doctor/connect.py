@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import configparser
 import importlib.util
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,10 +141,46 @@ def _sqlite_engine(url: URL, writable: bool) -> Engine:
     # Without this check SQLite would create an empty file, and doctor would report "not Airflow".
     if not path.is_file():
         raise ConnectError(f"cannot connect: SQLite database file {path} does not exist")
-    mode = "rw" if writable else "ro"
     # mode=ro makes SQLite itself refuse writes, whatever doctor's queries do.
-    uri = f"sqlite+pysqlite:///file:{quote(str(path))}?mode={mode}&uri=true"
+    mode = "mode=rw" if writable else sqlite_read_only_mode(path)
+    uri = f"sqlite+pysqlite:///file:{quote(str(path))}?{mode}&uri=true"
     return _create(uri, {})
+
+
+def sqlite_read_only_mode(path: Path) -> str:
+    """The URI options that read the file without writing anything, even in a read-only folder.
+
+    A WAL-mode database (Airflow's choice) is read through its -shm file, which SQLite must
+    create when no open connection has: in a folder this user cannot write, `mode=ro` then
+    fails with "attempt to write a readonly database". With no changes waiting in a -wal file,
+    the database file alone is the whole database and `immutable=1` reads it without the -shm
+    file, and without locks: a writer that checkpoints meanwhile may make doctor fail or read
+    an inconsistent state (see the README).
+    """
+    if not _is_wal_database(path) or os.access(path.parent, os.W_OK):
+        return "mode=ro"
+    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+    if wal.exists() and shm.exists():
+        return "mode=ro"  # a live writer's files: SQLite reads its changes through them
+    if wal.exists() and wal.stat().st_size > 0:
+        raise ConnectError(
+            f"cannot read {path} without writing: it is in WAL mode and {wal.name} holds changes "
+            f"not yet in the database file, which SQLite reads only through a {shm.name} file it "
+            f"would have to create, and this user cannot write {path.parent}; run doctor as a user "
+            f"who can, or copy {path.name} and {wal.name} together to a writable folder and pass "
+            "--db sqlite:////that/folder/" + path.name
+        )
+    return "mode=ro&immutable=1"
+
+
+def _is_wal_database(path: Path) -> bool:
+    # The header's file format write/read versions (bytes 18 and 19) are 2 in WAL mode.
+    try:
+        with path.open("rb") as file:
+            header = file.read(20)
+    except OSError:
+        return False
+    return header.startswith(b"SQLite format 3\x00") and header[18:20] == b"\x02\x02"
 
 
 def _postgres_engine(url: URL, writable: bool) -> Engine:
