@@ -97,6 +97,7 @@ def diagnose(
     with open_database(target) as database:
         try:
             findings = run_checks(database, options, moment)
+            unreadable = unreadable_notes(database, findings)
         except DBAPIError as exc:
             raise DoctorError(f"a doctor query failed on {target.display_url}: {first_line(exc)}") from None
         return Diagnosis(
@@ -106,7 +107,7 @@ def diagnose(
             options=options,
             checks=tuple(c.name for c in CHECKS if not options.checks or c.name in options.checks),
             findings=findings,
-            notes=_notes(database, options) + unreadable_notes(database, findings),
+            notes=_notes(database, options) + unreadable,
         )
 
 
@@ -121,10 +122,7 @@ def _notes(database: OpenDatabase, options: DoctorOptions) -> tuple[str, ...]:
 
 def unreadable_notes(database: OpenDatabase, findings: tuple[Finding, ...]) -> tuple[str, ...]:
     """One note per stored time that is not a timestamp: found by the scan or in the evidence."""
-    try:
-        scanned, rows = find_unreadable(database.conn, database.tables)
-    except DBAPIError as exc:
-        raise DoctorError(f"a doctor query failed on {database.target.display_url}: {first_line(exc)}") from None
+    scanned, rows = find_unreadable(database.conn, database.tables)
     in_evidence = [problem for finding in findings
                    for row in (*finding.runs, *((finding.backfill,) if finding.backfill else ()))
                    for problem in row.unreadable]

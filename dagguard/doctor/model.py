@@ -37,7 +37,7 @@ class UnreadableValue:
     def note(self) -> str:
         """One line for the report."""
         return (f"{self.table} {self.row}: {self.column} holds {self.value}, not a timestamp in "
-                "Airflow's form; doctor does not compare it with other times")
+                "Airflow's form (UTC YYYY-MM-DD HH:MM:SS), so the checks may miss or misjudge this row")
 
 
 RUN_TIME_COLUMNS = ("logical_date", "data_interval_start", "data_interval_end", "queued_at",
@@ -90,6 +90,11 @@ def run_label(run_id: int, dag_id: str, dag_run_id: str) -> str:
     return f"id {run_id} (DAG {dag_id!r}, run {dag_run_id!r})"
 
 
+def backfill_label(backfill_id: int, dag_id: str) -> str:
+    """How a note names a backfill row."""
+    return f"id {backfill_id} (DAG {dag_id!r})"
+
+
 def read_times(table: str, label: str, stored: Mapping[str, Any]
                ) -> tuple[dict[str, datetime.datetime | None], tuple[UnreadableValue, ...]]:
     """Parse each stored time; an unreadable one becomes None and an UnreadableValue."""
@@ -119,7 +124,7 @@ class BackfillRow:
     def from_stored(cls, id: int, dag_id: str, is_paused: bool | None, completed_at: Any,
                     created_at: Any) -> "BackfillRow":
         """Build from stored values; times that cannot be read are None and noted."""
-        times, unreadable = read_times("backfill", f"id {id} (DAG {dag_id!r})",
+        times, unreadable = read_times("backfill", backfill_label(id, dag_id),
                                        {"completed_at": completed_at, "created_at": created_at})
         return cls(id=id, dag_id=dag_id, is_paused=is_paused, unreadable=unreadable, **times)
 
@@ -159,20 +164,9 @@ class Diagnosis:
         return 1 if self.findings else 0
 
 
-def as_utc(value: datetime.datetime | str | None) -> datetime.datetime | None:
-    """Airflow stores UTC: naive values (SQLite) are UTC, aware ones are converted."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        value = datetime.datetime.fromisoformat(value)
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
-
-
 def to_db_time(value: datetime.datetime, dialect_name: str) -> datetime.datetime:
     """A bind value comparable with stored timestamps: SQLite keeps naive UTC text."""
-    utc = as_utc(value)
+    utc = read_time(value)
     assert utc is not None
     return utc.replace(tzinfo=None) if dialect_name == "sqlite" else utc
 
@@ -181,6 +175,6 @@ def format_time(value: datetime.datetime | None) -> str:
     """A timestamp for messages and text output: UTC, ISO 8601, to the second, with Z."""
     if value is None:
         return "-"
-    utc = as_utc(value)
+    utc = read_time(value)
     assert utc is not None
     return utc.strftime("%Y-%m-%dT%H:%M:%SZ")

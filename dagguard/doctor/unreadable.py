@@ -10,7 +10,7 @@ from sqlalchemy import Table, and_, func, not_, or_, select
 from sqlalchemy.engine import Connection
 
 from dagguard.doctor.checks.context import is_time
-from dagguard.doctor.model import UnreadableValue, run_label
+from dagguard.doctor.model import UnreadableValue, backfill_label, run_label
 from dagguard.doctor.tables import MetadataTables
 from dagguard.doctor.times import comparable, stored_value
 
@@ -48,7 +48,7 @@ def _scan(conn: Connection, table: Table) -> tuple[list[UnreadableValue], int]:
     for row in conn.execute(query):
         values = row._mapping
         label = (run_label(values["id"], values["dag_id"], values["run_id"]) if "run_id" in values
-                 else f"id {values['id']} (DAG {values['dag_id']!r})")
+                 else backfill_label(values["id"], values["dag_id"]))
         found += [UnreadableValue(table.name, label, column.name, repr(values[column.name]))
                   for column in times if values[f"unreadable_{column.name}"]]
     return found, count

@@ -9,9 +9,9 @@ from sqlalchemy import ColumnElement, DateTime, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql import Select
 
-from dagguard.doctor.model import DoctorOptions, as_utc, to_db_time
+from dagguard.doctor.model import DoctorOptions, to_db_time
 from dagguard.doctor.tables import MetadataTables
-from dagguard.doctor.times import comparable, stored_value
+from dagguard.doctor.times import comparable, read_time, stored_value
 
 QUEUED = "queued"
 
@@ -29,7 +29,7 @@ class CheckContext:
     def db_time(self, value: datetime.datetime) -> datetime.datetime:
         """A datetime bound so that it compares correctly with this backend's stored values."""
         if self.tables.from_airflow:
-            return as_utc(value)  # Airflow's UtcDateTime converts aware values for each backend
+            return read_time(value)  # Airflow's UtcDateTime converts aware values for each backend
         return to_db_time(value, self.conn.dialect.name)
 
     def comparable(self, column: ColumnElement) -> ColumnElement[bool]:
