@@ -283,8 +283,13 @@ def doctor(
     yes: bool = typer.Option(False, "--yes", help="Apply the --repair in one transaction."),
 ) -> None:
     """Diagnose an Airflow 3 metadata DB: stuck backfill runs, catchup floods (read-only by default)."""
-    # Imported here so the linter commands never load SQLAlchemy or the doctor package.
-    from dagguard import doctor as api
+    from dagguard.extras import MissingExtraError
+
+    try:
+        # Imported here so the linter commands never load SQLAlchemy or the doctor package.
+        from dagguard import doctor as api
+    except MissingExtraError as exc:
+        raise fail(str(exc)) from None
 
     if output_format not in api.FORMATS:
         raise fail(f"--format must be one of {', '.join(api.FORMATS)}")
