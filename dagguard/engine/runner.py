@@ -7,7 +7,7 @@ import ast
 import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Optional, Sequence, Union
+from typing import Callable, Iterable, Mapping, Optional, Sequence, Union
 
 import libcst as cst
 
@@ -16,14 +16,15 @@ from dagguard.engine.deep_stack import run_deep
 from dagguard.engine.files import discover_files
 from dagguard.engine.findings import Finding
 from dagguard.engine.noqa import is_suppressed, parse_noqa
-from dagguard.engine.positions import Span, locate
-from dagguard.engine.selection import ignored_for_file, is_enabled
-from dagguard.engine.dag_listing import DagSummary, summarize
+from dagguard.engine.positions import Span, locate, locate_in_regions
+from dagguard.engine.selection import ignored_for_file, is_enabled, is_ignored
 from dagguard.model.branches import branch_paths
-from dagguard.model.scope import ImportBinding, Scope
-from dagguard.model.dags import build_file_model
+from dagguard.engine.dag_listing import DagSummary, summarize
+from dagguard.model.dags import DagModel, build_file_model
 from dagguard.model.factories import Resolver
 from dagguard.model.project import ProjectIndex, project_roots
+from dagguard.model.scope import ImportBinding, Scope
+from dagguard.model.ownership import dag_regions
 from dagguard.rules import ALL_RULES, SYNTAX_ERROR, ProjectRule, Rule
 from dagguard.rules.base import DagSite, Report, RuleContext
 
@@ -36,7 +37,9 @@ class FileResult:
     findings: tuple[Finding, ...]
     dag_sites: tuple[DagSite, ...] = ()
     dag_count: int = 0
-    dags_with_findings: int = 0
+    # Where the DAGs with findings start (line, column): a cross-file rule may flag them too,
+    # and a DAG counts once.
+    flagged_dags: frozenset[tuple[int, int]] = frozenset()
     noqa: Mapping[int, Optional[frozenset[str]]] = field(default_factory=dict)
     internal_errors: tuple[str, ...] = ()
     imports_airflow: bool = False
@@ -53,6 +56,9 @@ class CheckResult:
     dag_count: int
     clean_dag_count: int
     internal_errors: tuple[str, ...] = ()
+    # Contents of files that are not on disk (stdin), by shown path, for reporters that quote source.
+    sources: Mapping[str, str] = field(default_factory=dict)
+    missing_paths: tuple[str, ...] = ()  # given paths that do not exist (exit 2, the others checked)
     # Files that import airflow yet define no DAG the linter can see.
     files_without_dags: tuple[str, ...] = ()
     dags: tuple[DagSummary, ...] = ()
@@ -129,7 +135,8 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     shown = shown or display_path(path)
     parsed = (project.parsed(path) if project is not None else None) or _parse(source, shown)
     if isinstance(parsed, Finding):
-        keep = not ignored_for_file(parsed.code, path, settings) and parsed.code not in settings.ignore
+        keep = (not ignored_for_file(parsed.code, path, settings)
+                and (is_enabled(parsed.code, settings) or not is_ignored(parsed.code, settings)))
         return FileResult(path, (parsed,) if keep else ())
     module = parsed
     if project is not None:
@@ -151,15 +158,18 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
             errors.append(f"internal error in {rule.code} on {shown}: {type(exc).__name__}: {exc}")
 
     dag_nodes = [dag.report_node for dag in model.dags]
+    # A finding that does not name its DAG gets the one whose code holds its node.
+    regions = dag_regions(model) if any(r.dag is None for _, r in reports) else {}
     try:
-        spans = locate(module, [r.node for _, r in reports] + dag_nodes) if (reports or dag_nodes) else {}
+        spans, owners = locate_in_regions(module, [r.node for _, r in reports] + dag_nodes, regions) \
+            if (reports or dag_nodes) else ({}, {})
     except RecursionError:
         return FileResult(path, (_syntax_finding(shown, 1, 1, "cannot check: the file is nested too deeply"),))
     # Findings need it now; DAG sites need it later, for the cross-file rules.
     noqa = parse_noqa(_source_text(source, module)) if (reports or dag_nodes) else {}
 
     findings: list[Finding] = []
-    flagged_dags: set[int] = set()
+    flagged_dags: set[tuple[int, int]] = set()
     for rule, report in reports:
         span = spans.get(id(report.node))
         if span is None:
@@ -170,9 +180,12 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
             lines += (spans[id(report.dag.report_node)].line,)
         if is_suppressed(noqa, rule.code, lines):
             continue
-        if report.dag is not None:
-            flagged_dags.add(id(report.dag))
-        findings.append(_finding(rule, report, span, shown, _default_note(report, module, shown)))
+        owner = report.dag or owners.get(id(report.node))
+        # A DAG with a finding on one of its tasks is not clean either.
+        dag_span = spans.get(id(owner.report_node)) if owner is not None else None
+        if dag_span is not None:
+            flagged_dags.add((dag_span.line, dag_span.column))
+        findings.append(_finding(rule, report, span, shown, owner, _default_note(report, module, shown)))
 
     located = [(dag, span) for dag in model.dags
                if dag.dag_id is not None and (span := spans.get(id(dag.report_node))) is not None]
@@ -190,7 +203,7 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
                       for dag in model.dags if id(dag.report_node) in spans)
     # Rules read constants lazily too: collect what the model and the rules resolved through.
     depends_on = project.reset_touched() if project is not None else frozenset()
-    return FileResult(path, tuple(findings), sites, len(model.dags), len(flagged_dags), noqa, tuple(errors),
+    return FileResult(path, tuple(findings), sites, len(model.dags), frozenset(flagged_dags), noqa, tuple(errors),
                       _imports_airflow(model.scope), summaries, depends_on)
 
 
@@ -199,9 +212,8 @@ def _imports_airflow(scope: Scope) -> bool:
                for bindings in scope.bindings.values() for b in bindings)
 
 
-
 def _default_note(report: Report, module: cst.Module, shown: str) -> Optional[str]:
-    """`catchup=True is the default of create_dag's parameter 'catchup' (common/factory.py:12)`."""
+    """`the value is the default of create_dag's parameter 'catchup' (common/factory.py:12)`."""
     arg = report.argument
     default = arg.factory_default if arg is not None else None
     if default is None:
@@ -215,13 +227,14 @@ def _default_note(report: Report, module: cst.Module, shown: str) -> Optional[st
     return f"the value is the default of {default.factory}'s parameter '{default.parameter}' ({where}{line})"
 
 
-def _finding(rule: Rule, report: Report, span: Span, shown: str, note: Optional[str] = None) -> Finding:
+def _finding(rule: Rule, report: Report, span: Span, shown: str, dag: Optional[DagModel],
+             note: Optional[str] = None) -> Finding:
     help_text = f"{report.help}; {note}" if report.help and note else (report.help or note)
     return Finding(
         path=shown, line=span.line, column=span.column, code=rule.code, rule=rule.name,
         severity=report.severity or rule.severity, end_line=span.end_line, end_column=span.end_column,
         message=report.message, help=help_text,
-        dag_id=report.dag.dag_id if report.dag is not None else None, fixable=rule.fixable,
+        dag_id=dag.dag_id if dag is not None else None, fixable=rule.fixable,
     )
 
 
@@ -236,11 +249,13 @@ def check_file(path: Path, settings: Settings, now: dt.datetime,
     return check_source(source, path, settings, now, shown, project)
 
 
-def _project_findings(results: Sequence[FileResult], settings: Settings) -> tuple[list[Finding], int]:
-    """Run the cross-file rules; returns their findings and how many DAGs they flagged."""
+def _project_findings(results: Sequence[FileResult],
+                      settings: Settings) -> tuple[list[Finding], set[tuple[Path, int, int]]]:
+    """Run the cross-file rules; returns their findings and where the DAGs they flagged start."""
     by_path = {result.path: result for result in results}
     sites = [site for result in results for site in result.dag_sites]
     findings: list[Finding] = []
+    flagged: set[tuple[Path, int, int]] = set()
     for rule in ALL_RULES:
         if not isinstance(rule, ProjectRule) or not is_enabled(rule.code, settings):
             continue
@@ -255,22 +270,36 @@ def _project_findings(results: Sequence[FileResult], settings: Settings) -> tupl
                 end_column=site.end_column, message=message, help=help_text, dag_id=site.dag_id,
                 fixable=rule.fixable,
             ))
-    return findings, len(findings)
+            flagged.add((site.path, site.line, site.column))
+    return findings, flagged
 
 
-def check_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime) -> CheckResult:
+Progress = Callable[[int, int], None]  # called with (files checked, files to check)
+
+
+def check_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime,
+                progress: Optional[Progress] = None) -> CheckResult:
     """Check every Python file under `paths`."""
     paths = list(paths)
     files = discover_files(paths, settings)
     project = ProjectIndex(project_roots(paths, settings.config_path, settings.src))
-    results = [run_deep(check_file, path, settings, now, project) for path in files]
-    project, project_flagged = _project_findings(results, settings)
+    results = []
+    for path in files:
+        results.append(run_deep(check_file, path, settings, now, project))
+        if progress is not None:
+            progress(len(results), len(files))
+    return combine(results, settings)
+
+
+def combine(results: Sequence[FileResult], settings: Settings) -> CheckResult:
+    """Run the cross-file rules on the checked files and gather everything into one result."""
+    project, flagged = _project_findings(results, settings)
     findings = sorted([f for r in results for f in r.findings] + project,
                       key=lambda f: (f.path, f.line, f.column, f.code))
     dag_count = sum(r.dag_count for r in results)
-    flagged = sum(r.dags_with_findings for r in results)
-    clean = max(dag_count - flagged - project_flagged, 0)
+    flagged |= {(r.path, line, column) for r in results for line, column in r.flagged_dags}
+    clean = max(dag_count - len(flagged), 0)
     errors = tuple(e for r in results for e in r.internal_errors)
     unseen = tuple(display_path(r.path) for r in results if r.imports_airflow and not r.dag_count)
-    return CheckResult(tuple(findings), len(files), dag_count, clean, errors, unseen,
-                       tuple(d for r in results for d in r.dags))
+    return CheckResult(tuple(findings), len(results), dag_count, clean, errors,
+                       files_without_dags=unseen, dags=tuple(d for r in results for d in r.dags))

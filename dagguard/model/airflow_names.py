@@ -12,8 +12,12 @@ DAG_CLASSES = frozenset({
 
 DAG_DECORATORS = frozenset({
     "airflow.decorators.dag",
+    "airflow.models.dag.dag",
     "airflow.sdk.dag",
     "airflow.sdk.definitions.dag.dag",
+    # `from airflow import dag` raises ImportError on Airflow 2 and 3 alike, yet nothing but the
+    # DAG decorator can be meant: its arguments are checked as what the author wrote.
+    "airflow.dag",
 })
 
 TASK_DECORATORS = frozenset({

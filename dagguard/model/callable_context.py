@@ -10,12 +10,15 @@ import libcst as cst
 
 from dagguard.model.callable_tree import CallableTree
 from dagguard.model.context_keys import RUN_DATE_KEYS
+from dagguard.model.scope import ConstantBinding
 from dagguard.model.values import UNKNOWN
 
+# The Airflow 2 and 3 paths; airflow.utils.context is Airflow 2's.
 GET_CURRENT_CONTEXT = frozenset({
     "airflow.sdk.get_current_context", "airflow.operators.python.get_current_context",
     "airflow.providers.standard.operators.python.get_current_context",
-    "airflow.decorators.get_current_context",
+    "airflow.decorators.get_current_context", "airflow.utils.context.get_current_context",
+    "airflow.sdk.definitions.context.get_current_context",
 })
 # Context values bound into a query's text as the template that names them, for the interval
 # rules (DG204, DG206, DG207) to read `ts < %(end)s` with `parameters={"end": data_interval_end}`.
@@ -42,17 +45,21 @@ def parameters(function: cst.FunctionDef) -> dict[str, cst.CSTNode]:
 class ContextReads:
     """The names that hold the context in one callable, and what is looked up on them."""
 
-    def __init__(self, tree: CallableTree, filled: frozenset[str], is_task: bool) -> None:
+    def __init__(self, tree: CallableTree, filled: frozenset[str], is_task: bool,
+                 given_context_params: Optional[frozenset[str]] = None) -> None:
         self.tree = tree
         # A helper's parameters are whatever its caller passes, not necessarily the context's.
         self.params = filled if is_task else frozenset()
-        self.names = self._context_names()
+        self.names = self._context_names(given_context_params)
 
-    def _context_names(self) -> frozenset[str]:
-        """Names holding the context: **kwargs and results of get_current_context()."""
+    def _context_names(self, given: Optional[frozenset[str]]) -> frozenset[str]:
+        """Names holding the context: **kwargs (or the parameters `given`, for a method such as
+        `execute(self, context)`) and results of get_current_context()."""
         names: set[str] = set()
         star = self.tree.function.params.star_kwarg
-        if isinstance(star, cst.Param):
+        if given is not None:
+            names |= given & set(parameters(self.tree.function))
+        elif isinstance(star, cst.Param):
             names.add(star.name.value)
         for node in self.tree.nodes:
             if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) \
@@ -62,8 +69,8 @@ class ContextReads:
                         names.add(target.target.value)
         return frozenset(names)
 
-    def lookup(self, name: cst.Name) -> Optional[ContextLookup]:
-        """`context["key"]` or `context.get("key")`."""
+    def lookup(self, name: cst.BaseExpression) -> Optional[ContextLookup]:
+        """`context["key"]` or `context.get("key")` (`name` is the context's expression)."""
         parents, evaluator = self.tree.parents, self.tree.evaluator
         parent = parents.get(id(name))
         if isinstance(parent, cst.Subscript) and parent.value is name and len(parent.slice) == 1:
@@ -79,6 +86,22 @@ class ContextReads:
                 if isinstance(key, str):
                     return ContextLookup(call, key)
         return None
+
+    def is_dag_run(self, expr: cst.BaseExpression, filled: frozenset[str]) -> bool:
+        """The run from the context: `context["dag_run"]`, `context.get("dag_run")`, a name
+        assigned one of those, or a `dag_run` parameter Airflow fills."""
+        if type(expr) is cst.Name:
+            name = expr.value  # type: ignore[attr-defined]
+            if name in filled:
+                return name == "dag_run"
+            binding = self.tree.scope.single(name)
+            return isinstance(binding, ConstantBinding) and self.is_dag_run(binding.value, frozenset())
+        base = expr.value if type(expr) is cst.Subscript else (  # type: ignore[attr-defined]
+            expr.func.value if type(expr) is cst.Call and type(expr.func) is cst.Attribute else None)  # type: ignore[attr-defined]
+        if type(base) is cst.Name and base.value in self.names:  # type: ignore[union-attr]
+            lookup = self.lookup(base)  # type: ignore[arg-type]
+            return lookup is not None and lookup.node is expr and lookup.key == "dag_run"
+        return False
 
     def forwards(self, name: cst.Name) -> bool:
         """Is the context object used other than by a key lookup (passed on, iterated...)?"""

@@ -47,7 +47,14 @@ REMOVED_KEYS: dict[str, str] = {
     "yesterday_ds": "macros.ds_add(ds, -1)",
     "yesterday_ds_nodash": "macros.ds_add(ds, -1) | replace('-', '')",
     "conf": "airflow.configuration.conf in code, or a Variable",
+    "triggering_dataset_events": "triggering_asset_events",
 }
+
+# Attributes of dag_run/ti that Airflow 3 removed along with the context keys.
+REMOVED_ATTRIBUTES = frozenset({"execution_date", "next_execution_date", "prev_execution_date"})
+# The run's `external_trigger` went with its column (migration 0059, Airflow 3.0): the run in a
+# task's context has `run_type` instead, and raises AttributeError for the old name.
+REMOVED_DAG_RUN_ATTRIBUTES = REMOVED_ATTRIBUTES | {"external_trigger"}
 
 # Every key an Airflow 2 or 3 template can see: a template root outside this set is a
 # user-defined macro or variable whose value dagguard cannot know.

@@ -16,6 +16,8 @@ from dagguard.model import airflow_names as names
 from dagguard.model.arguments import ArgValue, Arguments, call_arguments, dict_arguments
 from dagguard.model.factories import Resolver
 from dagguard.model.project import ModuleLink
+from dagguard.model.import_guards import value_on_import
+from dagguard.model.nesting import Condition, Nesting, PrefixingGroup
 from dagguard.model.scope import FunctionBinding, Scope, function_scope, module_scope
 from dagguard.model.tree import branch_nodes, child_nodes
 from dagguard.model.values import Evaluator
@@ -28,15 +30,23 @@ class TaskModel:
     task_id: Optional[str]           # None when not static
     kind: str                        # "operator" or "taskflow"
     operator: Optional[str]          # qualified class name or TaskFlow decorator
-    node: cst.CSTNode                # the operator call, or the TaskFlow call site
+    node: cst.CSTNode                # the operator call, the TaskFlow call site, or (for a
+                                     # @task function no DAG of the file calls) its decorator
     args: Arguments
     callable: Optional[cst.FunctionDef]
     callable_scope: Optional[Scope]
     group_id: Optional[str]          # "" outside task groups, None when the prefix is unknown
     scope: Scope                     # where the task is made: its arguments are read there
-    # The innermost `for` loop or comprehension, inside the task's DAG, that runs this call once
-    # per pass; None when the call runs once per DAG.
-    loop: Optional[cst.CSTNode] = None
+    # The loops, prefixing task groups and conditions around the call, outermost first, from the
+    # start of its DAG's body if it is written there (model/nesting.py).
+    nesting: Nesting = ()
+    # Are its arguments evaluated when the file is parsed? (Not inside a function's body, unless
+    # an @dag function's.) Read for tasks outside any DAG of the file.
+    parse_time: bool = True
+
+    @property
+    def label(self) -> str:
+        return f"task '{self.task_id}'" if self.task_id else "task"
 
     @property
     def full_task_id(self) -> Optional[str]:
@@ -59,6 +69,10 @@ class DagModel:
     default_args: Arguments
     scope: Scope
     tasks: list[TaskModel] = field(default_factory=list)
+    # Code written inside the DAG: the bodies of its `with` blocks, its @dag function.
+    bodies: list[cst.CSTNode] = field(default_factory=list)
+    # The loops and conditions around the DAG's creation: a loop there makes a new DAG each pass.
+    nesting: Nesting = ()
     factory: Optional[str] = None    # the factory or wrapper whose call made it, qualified
 
     @property
@@ -92,6 +106,16 @@ class ParseTimeCall:
     scope: Scope
 
 
+@dataclass(frozen=True)
+class OperatorMethod:
+    """A method Airflow calls with the run's context on an operator class of this file:
+    `execute(self, context)`, a sensor's `poke`, a deferred operator's `execute_complete`."""
+
+    class_name: str
+    function: cst.FunctionDef
+    scope: Scope                     # the function's own scope
+
+
 @dataclass
 class FileModel:
     """Everything the rules need to know about one file."""
@@ -100,8 +124,17 @@ class FileModel:
     scope: Scope
     dags: list[DagModel]
     parse_time_calls: list[ParseTimeCall]
+    # Tasks that no DAG of this file takes: Airflow operators made outside any DAG, and @task
+    # functions that no DAG of the file calls (their call may be in another module).
+    loose_tasks: list[TaskModel] = field(default_factory=list)
+    operator_methods: list[OperatorMethod] = field(default_factory=list)
     # Derived facts that several rules need (dagguard.model.task_io), filled on first use.
     analyses: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def every_task(self) -> list[TaskModel]:
+        """The tasks of every DAG, then the loose ones. A @task function a DAG calls twice is
+        two tasks sharing one decorator: rules reporting its arguments report them once."""
+        return [task for dag in self.dags for task in dag.tasks] + self.loose_tasks
 
 
 @dataclass(frozen=True)
@@ -110,7 +143,7 @@ class _Ctx:
     dag: Optional[DagModel]
     group: Optional[str]             # task-group prefix: "" none, None unknown
     parse_time: bool                 # does this code run when the file is parsed?
-    loop: Optional[cst.CSTNode] = None  # innermost loop entered since the DAG's body began
+    nesting: Nesting = ()            # loops, groups and conditions entered since the DAG's body began
 
 
 _TASKFLOW_CHAIN = frozenset({"override", "partial"})
@@ -126,6 +159,9 @@ class _TaskflowFunction:
     decorator: cst.Decorator
     operator: Optional[str]
     dag: Optional[DagModel] = None
+    function: Optional[cst.FunctionDef] = None
+    scope: Optional[Scope] = None    # where the function is defined: its decorator is read there
+    parse_time: bool = True
 
 
 class _Builder:
@@ -145,6 +181,10 @@ class _Builder:
         self.factory_returns: set[int] = set()   # calls a function returns: not DAGs of this file
         self.taskflow: dict[int, _TaskflowFunction] = {}
         self.has_dag_bound_tasks = False   # a `@dag.task` task may be called outside its DAG's body
+        self.attached_functions: set[int] = set()  # @task functions some DAG of the file calls
+        self.loose_operators: list[TaskModel] = []
+        self.operator_classes: set[str] = set()     # same-file classes deriving from an operator
+        self.operator_methods: list[OperatorMethod] = []
 
     def build(self) -> FileModel:
         stack: list[tuple[cst.CSTNode, _Ctx]] = [
@@ -160,7 +200,27 @@ class _Builder:
             else:
                 for child in reversed(branch_nodes(node)):
                     push((child, ctx))
-        return FileModel(self.module, self.scope, self.dags, self.parse_time_calls)
+        return FileModel(self.module, self.scope, self.dags, self.parse_time_calls,
+                         self.loose_operators + self.loose_taskflow_functions(), self.operator_methods)
+
+    def loose_taskflow_functions(self) -> list[TaskModel]:
+        """A TaskModel for each @task function no DAG of the file calls, made at its decorator."""
+        found: list[TaskModel] = []
+        for key, taskflow in self.taskflow.items():
+            if key in self.attached_functions or taskflow.function is None or taskflow.scope is None:
+                continue
+            expr = taskflow.decorator.decorator
+            evaluator = Evaluator(taskflow.scope)
+            args = call_arguments(expr, evaluator) if isinstance(expr, cst.Call) else Arguments()
+            task_id_arg = args.get("task_id")
+            task_id = taskflow.function.name.value if task_id_arg is None else (
+                task_id_arg.value if isinstance(task_id_arg.value, str) else None)
+            found.append(TaskModel(
+                task_id=task_id, kind="taskflow", operator=taskflow.operator, node=taskflow.decorator, args=args,
+                callable=taskflow.function, callable_scope=function_scope(taskflow.function, taskflow.scope),
+                group_id=None, scope=taskflow.scope, parse_time=taskflow.parse_time,
+            ))
+        return found
 
     # --- DAGs ------------------------------------------------------------------------------
 
@@ -196,7 +256,7 @@ class _Builder:
             dag_id = default_id
         dag = DagModel(
             dag_id=dag_id, kind=kind, call=call, report_node=report_node, function=function,
-            args=args, scope=ctx.scope, factory=factory,
+            args=args, scope=ctx.scope, factory=factory, nesting=ctx.nesting,
             default_args=default_args if default_args is not None
             else dict_arguments(args.get("default_args"), evaluator),
         )
@@ -252,7 +312,15 @@ class _Builder:
             python_callable, callable_scope = self.local_function(target.node, ctx.scope)
         return TaskModel(task_id=task_id, kind="operator", operator=qual, node=call, args=args,
                          callable=python_callable, callable_scope=callable_scope, group_id=ctx.group,
-                         scope=ctx.scope, loop=ctx.loop)
+                         scope=ctx.scope, nesting=ctx.nesting)
+
+    def is_operator_call(self, call: cst.Call, scope: Scope) -> bool:
+        """`SomeOperator(...)` or `SomeOperator.partial(...)`, of a class Airflow ships."""
+        func = call.func
+        if type(func) is cst.Attribute and func.attr.value == "partial":  # type: ignore[attr-defined]
+            func = func.value  # type: ignore[attr-defined]
+        qual = scope.qualname(func)
+        return qual is not None and names.is_airflow_operator(qual)
 
     def local_function(self, expr: cst.BaseExpression, scope: Scope) -> tuple[Optional[cst.FunctionDef], Optional[Scope]]:
         if isinstance(expr, cst.Name):
@@ -308,7 +376,7 @@ class _Builder:
         return TaskModel(task_id=task_id, kind="taskflow", operator=taskflow.operator,
                          node=call, args=args, callable=function,
                          callable_scope=function_scope(function, ctx.scope), group_id=ctx.group,
-                         scope=ctx.scope, loop=ctx.loop)
+                         scope=ctx.scope, nesting=ctx.nesting)
 
 
 def _decorator_call_target(decorator: cst.Decorator) -> cst.BaseExpression:
@@ -339,14 +407,17 @@ def _handle_function(b: _Builder, node: cst.FunctionDef, ctx: _Ctx) -> list[tupl
                 args, call = Arguments(), None
             dag = b._make_dag(args, evaluator, "decorator", call, decorator.decorator, node, ctx,
                               default_id=node.name.value)
+            dag.bodies.append(node)
             # The @dag function body runs when the file is parsed, like module-level code.
             body_ctx = _Ctx(scope=inner_scope, dag=dag, group="", parse_time=ctx.parse_time)
         elif _is_task_decorator(target, ctx.scope):
-            b.register_taskflow(node, _TaskflowFunction(decorator, ctx.scope.qualname(target)))
+            b.register_taskflow(node, _TaskflowFunction(decorator, ctx.scope.qualname(target), function=node,
+                                                        scope=ctx.scope, parse_time=ctx.parse_time))
         elif type(target) is cst.Attribute and target.attr.value == "task":  # type: ignore[attr-defined]
             owner = b.dag_for_name(target.value, ctx.scope)  # type: ignore[attr-defined]
             if owner is not None:
-                b.register_taskflow(node, _TaskflowFunction(decorator, DAG_TASK_DECORATOR, owner))
+                b.register_taskflow(node, _TaskflowFunction(decorator, DAG_TASK_DECORATOR, owner, function=node,
+                                                            scope=ctx.scope, parse_time=ctx.parse_time))
         elif ctx.scope.resolves_to(target, names.TASK_GROUP_DECORATORS):
             group_id = node.name.value
             if isinstance(decorator.decorator, cst.Call):
@@ -359,6 +430,28 @@ def _handle_function(b: _Builder, node: cst.FunctionDef, ctx: _Ctx) -> list[tupl
     pushed.append((node.params, ctx))
     pushed.append((node.body, body_ctx))
     return pushed
+
+
+_OPERATOR_METHODS = frozenset({"execute", "poke", "execute_complete"})
+
+
+def _handle_class(b: _Builder, node: cst.ClassDef, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
+    # A class deriving from an Airflow operator (or from such a class of this file): Airflow calls
+    # its execute() with the context, whichever DAG uses it.
+    if any(_is_operator_base(base.value, ctx.scope, b.operator_classes) for base in node.bases):
+        b.operator_classes.add(node.name.value)
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        for stmt in body:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value in _OPERATOR_METHODS:
+                b.operator_methods.append(OperatorMethod(node.name.value, stmt, function_scope(stmt, ctx.scope)))
+    return [(child, ctx) for child in branch_nodes(node)]
+
+
+def _is_operator_base(base: cst.BaseExpression, scope: Scope, local_operators: set[str]) -> bool:
+    if isinstance(base, cst.Name) and base.value in local_operators:
+        return True
+    qual = scope.qualname(base)
+    return qual is not None and names.is_airflow_operator(qual)
 
 
 def _join_group(prefix: Optional[str], group_id: Optional[str]) -> Optional[str]:
@@ -375,7 +468,8 @@ def _handle_with(b: _Builder, node: cst.With, ctx: _Ctx) -> list[tuple[cst.CSTNo
             dag = b.new_dag_from_call(expr, "context", ctx)  # type: ignore[arg-type]
             if item.asname is not None:
                 b.bind_dag_var(item.asname.name, dag, ctx.scope)
-            body_ctx = dataclasses.replace(body_ctx, dag=dag, group="", loop=None)
+            dag.bodies.append(node.body)
+            body_ctx = dataclasses.replace(body_ctx, dag=dag, group="", nesting=())
         elif isinstance(expr, cst.Call) and ctx.scope.resolves_to(expr.func, names.TASK_GROUP_CLASSES):
             args = call_arguments(expr, Evaluator(ctx.scope), positional=("group_id",))
             given = args.get("group_id")
@@ -383,18 +477,24 @@ def _handle_with(b: _Builder, node: cst.With, ctx: _Ctx) -> list[tuple[cst.CSTNo
             prefix_arg = args.get("prefix_group_id")
             if prefix_arg is not None and prefix_arg.value is False:
                 group = body_ctx.group  # children keep their plain task ids
+                nesting = body_ctx.nesting
             else:
                 group = _join_group(body_ctx.group, group_id)
-            body_ctx = dataclasses.replace(body_ctx, group=group)
+                nesting = body_ctx.nesting
+                if nesting and given is not None:  # inside a loop, a group named per pass keeps ids apart
+                    nesting += (PrefixingGroup(given.node),)
+            body_ctx = dataclasses.replace(body_ctx, group=group, nesting=nesting)
         elif (made := b.dag_from_factory(expr, ctx)) is not None:
             if item.asname is not None:
                 b.bind_dag_var(item.asname.name, made, ctx.scope)
-            body_ctx = dataclasses.replace(body_ctx, dag=made, group="", loop=None)
+            made.bodies.append(node.body)
+            body_ctx = dataclasses.replace(body_ctx, dag=made, group="", nesting=())
         else:
             dag = b.dag_for_name(expr, ctx.scope)
             if dag is not None:
+                dag.bodies.append(node.body)
                 # The DAG may be made anew on each pass of an enclosing loop: start afresh.
-                body_ctx = dataclasses.replace(body_ctx, dag=dag, group="", loop=None)
+                body_ctx = dataclasses.replace(body_ctx, dag=dag, group="", nesting=())
     pushed: list[tuple[cst.CSTNode, _Ctx]] = [(item.item, ctx) for item in node.items]
     pushed.append((node.body, body_ctx))
     return pushed
@@ -443,6 +543,14 @@ def _handle_call(b: _Builder, node: cst.Call, ctx: _Ctx) -> list[tuple[cst.CSTNo
                     dag = b.taskflow[id(task.callable)].dag or dag
                 if dag is not None:
                     dag.tasks.append(task)
+                    if task.kind == "taskflow":
+                        b.attached_functions.add(id(task.callable))
+                elif task.kind == "operator" and names.is_airflow_operator(task.operator or ""):
+                    b.loose_operators.append(dataclasses.replace(task, group_id=None, parse_time=ctx.parse_time))
+        elif b.is_operator_call(node, ctx.scope):
+            task = b.operator_task(node, ctx)
+            if task is not None:
+                b.loose_operators.append(dataclasses.replace(task, group_id=None, parse_time=ctx.parse_time))
     if ctx.parse_time and isinstance(node.func, cst.Attribute):
         b.parse_time_calls.append(ParseTimeCall(node, ctx.scope))
     pushed: list[tuple[cst.CSTNode, _Ctx]] = [(node.func, ctx)]
@@ -451,12 +559,26 @@ def _handle_call(b: _Builder, node: cst.Call, ctx: _Ctx) -> list[tuple[cst.CSTNo
 
 
 def _handle_loop(b: _Builder, node: cst.CSTNode, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
-    # Only loops inside a DAG's body repeat its tasks; a loop around the DAG makes new DAGs.
-    inner = dataclasses.replace(ctx, loop=node) if ctx.dag is not None else ctx
+    # A loop around the DAG's creation makes new DAGs (DagModel.nesting); only the others
+    # repeat its tasks.
+    inner = dataclasses.replace(ctx, nesting=ctx.nesting + (node,))
     if isinstance(node, cst.For):
         pushed = [(node.target, ctx), (node.iter, ctx), (node.body, inner)]
         return pushed + ([(node.orelse, ctx)] if node.orelse is not None else [])
     return [(child, inner) for child in branch_nodes(node)]
+
+
+def _handle_if(b: _Builder, node: cst.If, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
+    # The DAG processor never runs the body of `if __name__ == "__main__":` or `if TYPE_CHECKING:`
+    # (nor the `else` of their negations): what is there is no DAG, task or parse-time call.
+    runs = value_on_import(node.test, ctx.scope)
+    if runs is None:
+        # Inside a loop, a task under an `if` may be made on some passes only.
+        inner = dataclasses.replace(ctx, nesting=ctx.nesting + (Condition(node.test),)) if ctx.nesting else ctx
+        pushed = [(node.test, ctx), (node.body, inner)]
+        return pushed + ([(node.orelse, inner)] if node.orelse is not None else [])
+    taken = node.body if runs else node.orelse
+    return [(node.test, ctx)] + ([(taken, ctx)] if taken is not None else [])
 
 
 def _handle_lambda(b: _Builder, node: cst.Lambda, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
@@ -478,12 +600,14 @@ def _handle_name(b: _Builder, node: cst.CSTNode, ctx: _Ctx) -> list[tuple[cst.CS
 
 _HANDLERS = {
     cst.FunctionDef: _handle_function,
+    cst.ClassDef: _handle_class,
     cst.With: _handle_with,
     cst.Assign: _handle_assign,
     cst.AnnAssign: _handle_ann_assign,
     cst.Call: _handle_call,
     cst.Lambda: _handle_lambda,
     cst.Return: _handle_return,
+    cst.If: _handle_if,
     cst.For: _handle_loop,
     cst.ListComp: _handle_loop,
     cst.SetComp: _handle_loop,

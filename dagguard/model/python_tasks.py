@@ -23,7 +23,7 @@ from dagguard.model.callable_context import GET_CURRENT_CONTEXT, ContextLookup, 
 from dagguard.model.callable_sql import SQL_METHODS, SQLALCHEMY_TEXT, SqlCall, sql_call
 from dagguard.model.callable_tree import CallableTree, call_name, formatted_text
 from dagguard.model.callable_writes import SQLALCHEMY_INSERT, WriteCall, WriteFinder
-from dagguard.model.context_keys import INTERVAL_KEYS, REMOVED_KEYS
+from dagguard.model.context_keys import INTERVAL_KEYS, REMOVED_DAG_RUN_ATTRIBUTES, REMOVED_KEYS
 from dagguard.model.scope import FunctionBinding, Scope, function_scope
 from dagguard.model.templates import analyse_template, has_jinja
 from dagguard.model.values import simple_string_value
@@ -68,10 +68,13 @@ class CallableFacts:
 
 def analyse_callable(function: cst.FunctionDef, scope: Scope, module: cst.Module,
                      explicit_params: frozenset[str] = frozenset(),
-                     names: Optional[dict[str, str]] = None) -> CallableFacts:
+                     names: Optional[dict[str, str]] = None,
+                     context_params: Optional[frozenset[str]] = None) -> CallableFacts:
     """Facts about one task callable, following same-file helpers it calls by name.
-    `names` collects the f-string placeholders' spellings, for messages."""
-    return _Analysis(function, scope, module, explicit_params, 0, set(), names).facts()
+    `names` collects the f-string placeholders' spellings, for messages. `context_params` names
+    the parameters that receive the context (an operator's `execute(self, context)`); by
+    default `**kwargs` does, as Airflow fills it for a Python callable."""
+    return _Analysis(function, scope, module, explicit_params, 0, set(), names, context_params).facts()
 
 
 class _Analysis:
@@ -79,8 +82,10 @@ class _Analysis:
 
     def __init__(self, function: cst.FunctionDef, scope: Scope, module: cst.Module,
                  explicit_params: frozenset[str], depth: int, seen: set[int],
-                 names: Optional[dict[str, str]] = None) -> None:
+                 names: Optional[dict[str, str]] = None,
+                 context_params: Optional[frozenset[str]] = None) -> None:
         self.tree = CallableTree(function, scope, module, names)
+        self.given_context_params = context_params
         self.explicit = explicit_params
         self.depth = depth
         self.seen = seen | {id(function)}
@@ -90,7 +95,10 @@ class _Analysis:
         scope = tree.scope
         params = parameters(tree.function)
         filled = frozenset(params) - self.explicit  # what Airflow passes from the context
-        context = ContextReads(tree, filled, is_task=self.depth == 0)
+        if self.given_context_params is not None:
+            filled = frozenset()  # a method's parameters are its caller's, not the context's
+        context = ContextReads(tree, filled, is_task=self.depth == 0,
+                               given_context_params=self.given_context_params)
         finder = WriteFinder(tree)
         uses_interval = bool(filled & INTERVAL_KEYS)
         removed: list[ContextLookup] = [
@@ -111,8 +119,12 @@ class _Analysis:
             kind = type(node)
             if kind is cst.Return and node.value is not None:  # type: ignore[attr-defined]
                 returns_value = True
-            elif kind is cst.Attribute and node.attr.value in INTERVAL_KEYS:  # type: ignore[attr-defined]
-                uses_interval = True
+            elif kind is cst.Attribute:
+                attr = node.attr.value  # type: ignore[attr-defined]
+                if attr in INTERVAL_KEYS:
+                    uses_interval = True
+                if attr in REMOVED_DAG_RUN_ATTRIBUTES and context.is_dag_run(node.value, filled):  # type: ignore[attr-defined]
+                    removed.append(ContextLookup(node, f"dag_run.{attr}"))
             elif kind is cst.SimpleString or kind is cst.ConcatenatedString:
                 text = simple_string_value(node) if kind is cst.SimpleString else None  # type: ignore[arg-type]
                 if isinstance(text, str) and has_jinja(text):
@@ -133,6 +145,12 @@ class _Analysis:
                 qual = scope.qualname(node.func)  # type: ignore[attr-defined]
                 if qual is not None and qual.startswith("tempfile."):
                     uses_tempfile = True
+                if qual in GET_CURRENT_CONTEXT:  # get_current_context()["ds"], read in place
+                    lookup = context.lookup(node)
+                    if lookup is not None:
+                        uses_interval = uses_interval or lookup.key in INTERVAL_KEYS
+                        if lookup.key in REMOVED_KEYS:
+                            removed.append(lookup)
                 if qual in CLOCK_FUNCTIONS:
                     if escapes(tree, node):
                         clock.append(ClockRead(node, call_name(node)))

@@ -234,7 +234,7 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
                 unknown = True
     facts = None
     if task.callable is not None and task.callable_scope is not None:
-        explicit = _explicit_parameters(task)
+        explicit = explicit_parameters(task)
         facts = analyse_callable(task.callable, task.callable_scope, file.module, explicit, _names(file))
         if task.kind == "taskflow" and (task.operator or "").endswith(RENDERED_RETURN_DECORATORS):
             # @task.bash renders the command its function returns as a template.
@@ -263,7 +263,7 @@ def _keyed_upstream(file: FileModel, producer: TaskModel, path: Path) -> bool:
         building.discard(id(producer))
 
 
-def _explicit_parameters(task: TaskModel) -> frozenset[str]:
+def explicit_parameters(task: TaskModel) -> frozenset[str]:
     """Callable parameters the task passes itself (so they are not context lookups): a TaskFlow
     call's arguments, a PythonOperator's op_kwargs keys and op_args, positional ones binding
     to the first parameters in order. Arguments of unknown number (`*args`, `**kwargs`, an

@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
 from dagguard.model.context_keys import (CONTEXT_KEYS, END_KEYS, INTERVAL_KEYS, INTERVAL_OWNERS,
-                                         REMOVED_KEYS, RUN_DATE_KEYS, SAME_INSTANT_START_KEYS)
+                                         REMOVED_ATTRIBUTES, REMOVED_DAG_RUN_ATTRIBUTES, REMOVED_KEYS,
+                                         RUN_DATE_KEYS, SAME_INSTANT_START_KEYS)
 
 PLACEHOLDER = re.compile(r"__dgt_[0-9a-f]{10}__")
-# Attributes of dag_run/ti that Airflow 3 removed along with the context keys.
-REMOVED_ATTRIBUTES = frozenset({"execution_date", "next_execution_date", "prev_execution_date"})
 _WALL_CLOCK_METHODS = frozenset({"now", "utcnow", "today"})
 
 
@@ -102,7 +101,8 @@ def analyse_template(text: str) -> Template:
                 removed.append(node.name)
     for node in tree.find_all(nodes.Getattr):
         owner = node.node
-        if isinstance(owner, nodes.Name) and owner.name in INTERVAL_OWNERS and node.attr in REMOVED_ATTRIBUTES:
+        if isinstance(owner, nodes.Name) and owner.name in INTERVAL_OWNERS and node.attr in (
+                REMOVED_DAG_RUN_ATTRIBUTES if owner.name == "dag_run" else REMOVED_ATTRIBUTES):
             removed.append(f"{owner.name}.{node.attr}")
     for node in tree.find_all(nodes.Call):
         dotted = _dotted(node.node, nodes)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Any, Container, Optional
+from typing import Any, Callable, Container, Optional
 
 import libcst as cst
 
@@ -81,6 +81,31 @@ WALL_CLOCK_FUNCTIONS = frozenset({
     "pendulum.DateTime.today", "airflow.utils.timezone.utcnow", "airflow.sdk.timezone.utcnow",
     "airflow.utils.dates.days_ago", "time.time",
 })
+# Calls whose value differs from one parse of the file to the next, beyond the clock: random
+# numbers and fresh ids (the family Airflow 3.2's own [dag_processor]
+# dag_version_inflation_check_level looks for).
+_VARYING_FUNCTIONS = WALL_CLOCK_FUNCTIONS | frozenset({
+    "time.time_ns", "pendulum.utcnow", "airflow.utils.timezone.now", "airflow.sdk.timezone.now",
+    "uuid.uuid1", "uuid.uuid4", "os.urandom",
+})
+_VARYING_MODULES = ("random.", "secrets.", "numpy.random.")
+# Seeded or stateful constructors of those modules: the same value on every parse.
+_STEADY_FUNCTIONS = frozenset({"random.Random", "random.seed", "random.getstate", "random.setstate",
+                               "numpy.random.seed", "numpy.random.default_rng", "numpy.random.RandomState"})
+CallTest = Callable[[cst.Call, Scope], bool]
+
+
+def reads_clock(call: cst.Call, scope: Scope) -> bool:
+    """Does the call read the wall clock?"""
+    return scope.resolves_to(call.func, WALL_CLOCK_FUNCTIONS)
+
+
+def varies_per_parse(call: cst.Call, scope: Scope) -> bool:
+    """Does the call give another value each time the file is parsed (clock, random, uuid)?"""
+    quals = scope.qualnames(call.func)
+    return bool(quals) and all(
+        q in _VARYING_FUNCTIONS or (q.startswith(_VARYING_MODULES) and q not in _STEADY_FUNCTIONS)
+        for q in quals)
 
 
 @dataclass(frozen=True)
@@ -272,6 +297,11 @@ class Evaluator:
         constants and the same-file functions it calls: anywhere in it (f-strings,
         containers, arguments), but not in a lambda's body, which runs later, nor in the
         calls whose ids are in `deferred` (TaskFlow calls: their body runs in their own task)."""
+        return self.calls_made(node, reads_clock, depth, deferred)
+
+    def calls_made(self, node: Optional[cst.BaseExpression], test: CallTest, depth: int = 0,
+                   deferred: Container[int] = frozenset()) -> list[cst.Call]:
+        """Calls passing `test` that evaluating `node` makes, followed as wall_clock_calls does."""
         if node is None or depth > MAX_DEPTH:
             return []
         found: list[cst.Call] = []
@@ -280,13 +310,13 @@ class Evaluator:
             current = stack.pop()
             if id(current) in deferred:
                 continue
-            if isinstance(current, cst.Call) and self.scope.resolves_to(current.func, WALL_CLOCK_FUNCTIONS):
+            if isinstance(current, cst.Call) and test(current, self.scope):
                 found.append(current)
             elif isinstance(current, cst.Name):
                 constant = self.scope.constant(current.value)
                 if constant is not None:
                     reader = self if constant[1] is self.scope else Evaluator(constant[1])
-                    found.extend(reader.wall_clock_calls(constant[0], depth + 1, deferred))
+                    found.extend(reader.calls_made(constant[0], test, depth + 1, deferred))
             elif isinstance(current, cst.Attribute):
                 stack.append(current.value)  # not the attribute's name: `x.now` is no module constant
             elif isinstance(current, cst.Arg):
@@ -294,14 +324,24 @@ class Evaluator:
             elif not isinstance(current, cst.Lambda):
                 if isinstance(current, cst.Call) and isinstance(current.func, cst.Name):
                     function = self.scope.single(current.func.value)
-                    if isinstance(function, FunctionBinding):
-                        found.extend(self._clock_calls_in_body(function.node, depth + 1))
+                    if isinstance(function, FunctionBinding) and not self._is_taskflow(function.node):
+                        found.extend(self._calls_in_body(function.node, test, depth + 1))
                 stack.extend(child_nodes(current))
         return found
 
-    def _clock_calls_in_body(self, function: cst.FunctionDef, depth: int) -> list[cst.Call]:
-        """Clock reads a same-file function makes when called, outside logging and print (a
-        helper computing an argument: `op_kwargs={"since": lookback()}`)."""
+    def _is_taskflow(self, function: cst.FunctionDef) -> bool:
+        """A @task function: calling it makes a task, its body runs in that task, not here."""
+        for decorator in function.decorators:
+            expr = decorator.decorator
+            quals = self.scope.qualnames(expr.func if isinstance(expr, cst.Call) else expr)
+            if quals and all(any(q == t or q.startswith(t + ".") for t in names.TASK_DECORATORS)
+                             for q in quals):
+                return True
+        return False
+
+    def _calls_in_body(self, function: cst.FunctionDef, test: CallTest, depth: int) -> list[cst.Call]:
+        """Calls passing `test` that a same-file function makes when called, outside logging and
+        print (a helper computing an argument: `op_kwargs={"since": lookback()}`)."""
         if depth > MAX_DEPTH:
             return []
         inner = Evaluator(function_scope(function, self.scope))
@@ -311,13 +351,13 @@ class Evaluator:
             current = stack.pop()
             if isinstance(current, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) or _is_logging(current):
                 continue
-            if isinstance(current, cst.Call) and inner.scope.resolves_to(current.func, WALL_CLOCK_FUNCTIONS):
+            if isinstance(current, cst.Call) and test(current, inner.scope):
                 found.append(current)
                 continue
             if isinstance(current, cst.Call) and isinstance(current.func, cst.Name):
                 called = inner.scope.single(current.func.value)
                 if isinstance(called, FunctionBinding) and called.node is not function:
-                    found.extend(inner._clock_calls_in_body(called.node, depth + 1))
+                    found.extend(inner._calls_in_body(called.node, test, depth + 1))
             stack.extend(child_nodes(current))
         return found
 

@@ -11,6 +11,8 @@ from dagguard.rules.dg104_dynamic_start_date import DynamicStartDate
 from dagguard.rules.dg105_missing_schedule import MissingSchedule
 from dagguard.rules.dg106_removed_dag_argument import RemovedDagArgument
 from dagguard.rules.dg107_large_catchup_backlog import LargeCatchupBacklog
+from dagguard.rules.dg108_dag_version_inflation import DagVersionInflation
+from dagguard.rules.dg109_removed_operator_argument import RemovedOperatorArgument
 from dagguard.rules.dg201_write_not_keyed_on_interval import WriteNotKeyedOnInterval
 from dagguard.rules.dg202_wall_clock_in_task import WallClockInTask
 from dagguard.rules.dg203_append_only_insert import AppendOnlyInsert
@@ -31,6 +33,8 @@ ALL_RULES: tuple[Rule, ...] = (
     MissingSchedule(),
     RemovedDagArgument(),
     LargeCatchupBacklog(),
+    DagVersionInflation(),
+    RemovedOperatorArgument(),
     WriteNotKeyedOnInterval(),
     WallClockInTask(),
     AppendOnlyInsert(),

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from typing import Iterable
 
+import libcst as cst
+
 from dagguard.model.dags import FileModel
 from dagguard.model.scope import dotted_name
 from dagguard.model.values import Evaluator
 from dagguard.rules.base import Report, Rule, RuleContext
+
+HELP = 'use a fixed date, e.g. pendulum.datetime(2026, 1, 1, tz="UTC")'
 
 
 class DynamicStartDate(Rule):
@@ -24,12 +28,29 @@ class DynamicStartDate(Rule):
                     continue
                 calls = evaluator.wall_clock_calls(arg.node)
                 if calls:
-                    source = (dotted_name(calls[0].func) or "a clock call") + "()"
                     yield Report(
                         node=arg.report_node,
-                        message=f"{dag.label} start_date comes from {source}; it moves on every parse, "
+                        message=f"{dag.label} start_date comes from {_source(calls[0])}; it moves on every parse, "
                                 "so runs are skipped or created at random",
-                        help='use a fixed date, e.g. pendulum.datetime(2026, 1, 1, tz="UTC")',
+                        help=HELP,
                         dag=dag, argument=arg,
                     )
                     break  # one finding per DAG
+        seen: set[int] = set()   # a @task decorator shared by several calls is reported once
+        for task in file.every_task():
+            arg = task.args.get("start_date")
+            if arg is None or not task.parse_time or id(arg.report_node) in seen:
+                continue
+            seen.add(id(arg.report_node))
+            calls = Evaluator(task.scope).wall_clock_calls(arg.node)
+            if calls:
+                yield Report(
+                    node=arg.report_node,
+                    message=f"{task.label} start_date comes from {_source(calls[0])}; it moves on every parse, so "
+                            "a run whose logical date is before the last parse gets no instance of the task",
+                    help=HELP,
+                )
+
+
+def _source(call: cst.Call) -> str:
+    return (dotted_name(call.func) or "a clock call") + "()"

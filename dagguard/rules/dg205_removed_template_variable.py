@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Iterator, Optional
 
 from dagguard.model.context_keys import REMOVED_KEYS
 from dagguard.model.dags import FileModel
+from dagguard.model.loose_callables import loose_callables
+from dagguard.model.python_tasks import CallableFacts
 from dagguard.model.task_io import file_task_ios
 from dagguard.model.trigger_runs import dag_trigger_schedule
 from dagguard.rules.base import Report, Rule, RuleContext
@@ -31,21 +33,24 @@ PYTHON_REPLACEMENTS = {
     "yesterday_ds": '(context["logical_date"] - timedelta(days=1)).strftime("%Y-%m-%d")',
     "yesterday_ds_nodash": '(context["logical_date"] - timedelta(days=1)).strftime("%Y%m%d")',
     "conf": "airflow.configuration.conf, or a Variable",
+    "triggering_dataset_events": 'context["triggering_asset_events"]',
 }
+# What replaces a removed attribute of the run (dag_run.execution_date...).
+RUN_ATTRIBUTE_REPLACEMENTS = {"external_trigger": "run_type"}
 
 
 def replacement(key: str) -> str:
     """What to use instead of a removed key (or `dag_run.execution_date`)."""
     if "." in key:
-        owner = key.split(".", 1)[0]
-        return f"{owner}.logical_date"
+        owner, attribute = key.split(".", 1)
+        return f"{owner}.{RUN_ATTRIBUTE_REPLACEMENTS.get(attribute, 'logical_date')}"
     return REMOVED_KEYS.get(key, "logical_date")
 
 
 def python_replacement(key: str) -> str:
     """What Python code reading the context should use instead of a removed key."""
     if "." in key:
-        return f"{key.split('.', 1)[0]}.logical_date"
+        return replacement(key)
     return PYTHON_REPLACEMENTS.get(key, 'context["logical_date"]')
 
 
@@ -84,16 +89,24 @@ class RemovedTemplateVariable(Rule):
                         help=template_help(key, schedule),
                         severity=severity,
                     )
-            if io.callable is None:
-                continue
-            for lookup in io.callable.removed_lookups:
-                if id(lookup.node) in seen:
-                    continue
-                seen.add(id(lookup.node))
-                yield Report(
-                    node=lookup.node,
-                    message=f"{io.label} reads the context key '{lookup.key}', removed in Airflow 3; it is "
-                            "missing from the context of every run",
-                    help=f"read {python_replacement(lookup.key)} instead",
-                    severity=severity,
-                )
+            if io.callable is not None:
+                yield from _lookup_reports(io.label, io.callable, seen, severity)
+        # Code no DAG of the file holds fails the same way wherever its DAG is.
+        for loose in loose_callables(file):
+            yield from _lookup_reports(loose.label, loose.facts, seen, severity)
+
+
+def _lookup_reports(label: str, facts: CallableFacts, seen: set[int], severity: Optional[str]) -> Iterator[Report]:
+    """One report per removed key or run attribute the callable reads, unless already reported."""
+    for lookup in facts.removed_lookups:
+        if id(lookup.node) in seen:
+            continue
+        seen.add(id(lookup.node))
+        if "." in lookup.key:
+            message = (f"{label} reads {lookup.key}, removed in Airflow 3; it raises AttributeError "
+                       "in every run")
+        else:
+            message = (f"{label} reads the context key '{lookup.key}', removed in Airflow 3; it is "
+                       "missing from the context of every run")
+        yield Report(node=lookup.node, message=message, help=f"read {python_replacement(lookup.key)} instead",
+                     severity=severity)

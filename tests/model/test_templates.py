@@ -94,3 +94,9 @@ def test_jinja_syntax_error_is_not_a_crash():
 
 def test_wall_clock_macros():
     assert analyse_template("{{ macros.datetime.now() }}").wall_clock == ("macros.datetime.now()",)
+
+
+def test_the_runs_removed_trigger_flag_and_dataset_events_are_removed_keys():
+    template = analyse_template("{{ dag_run.external_trigger }} {{ triggering_dataset_events }}")
+    assert template.removed == ("triggering_dataset_events", "dag_run.external_trigger")
+    assert analyse_template("{{ ti.external_trigger }} {{ triggering_asset_events }}").removed == ()

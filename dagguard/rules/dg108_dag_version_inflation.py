@@ -1,0 +1,83 @@
+"""DG108: a DAG or task argument that differs on every parse makes a new DAG version each time."""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator, Optional
+
+import libcst as cst
+
+from dagguard.model.dags import DagModel, FileModel, TaskModel
+from dagguard.model.python_tasks import call_name
+from dagguard.model.task_io import NON_DATA_ARGUMENTS, runs_on_a_clock
+from dagguard.model.values import Evaluator, reads_clock, varies_per_parse
+from dagguard.rules.base import Report, Rule, RuleContext
+
+# start_date is DG104's. Callables and user macros are not part of the serialized DAG.
+SKIPPED = frozenset({
+    "start_date", "python_callable", "dag", "user_defined_macros", "user_defined_filters",
+    "on_failure_callback", "on_success_callback", "on_retry_callback", "on_execute_callback",
+    "on_skipped_callback", "sla_miss_callback",
+})
+HELP = "use a fixed value, or read the changing one inside the task, when it runs"
+
+
+class DagVersionInflation(Rule):
+    code = "DG108"
+    name = "dag-version-inflation"
+    severity = "warning"
+    summary = "A DAG or task argument comes from the clock, random or uuid, so every parse makes a new DAG version"
+
+    def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
+        settings = context.settings
+        seen: set[int] = set()   # one finding per argument, however many tasks share it
+        for dag in file.dags:
+            evaluator = Evaluator(dag.scope)
+            for name, arg in dag.args.values.items():
+                # A static default_args is read entry by entry below.
+                if name == "default_args" and (dag.default_args.values or dag.default_args.complete):
+                    continue
+                yield from _report(dag.label, name, arg.report_node, arg.node, evaluator, seen, dag)
+            for name, arg in dag.default_args.values.items():
+                yield from _report(dag.label, f"default_args['{name}']", arg.report_node, arg.node,
+                                   evaluator, seen, dag, skip=name)
+            # DG202 reports clock reads in the data a task of a clock-scheduled DAG is given.
+            clock_left_to_dg202 = runs_on_a_clock(dag, settings.airflow_version, settings.create_cron_data_intervals)
+            for task in dag.tasks:
+                yield from _task_reports(task, seen, clock_left_to_dg202)
+        for task in file.loose_tasks:
+            if task.parse_time:
+                yield from _task_reports(task, seen, False)
+
+
+def _task_reports(task: TaskModel, seen: set[int], clock_left_to_dg202: bool) -> Iterator[Report]:
+    evaluator = Evaluator(task.scope)
+    for name, arg in task.args.values.items():
+        data = clock_left_to_dg202 and name not in NON_DATA_ARGUMENTS and not name.endswith("conn_id")
+        yield from _report(task.label, name, arg.report_node, arg.node, evaluator, seen, skip=name,
+                           clock_elsewhere=data)
+    if task.kind == "taskflow" and isinstance(task.node, cst.Call):
+        for argument in task.node.args:  # the call's arguments become the operator's op_kwargs
+            name = argument.keyword.value if argument.keyword is not None else "argument"
+            yield from _report(task.label, name, argument, argument.value, evaluator, seen,
+                               clock_elsewhere=clock_left_to_dg202)
+
+
+def _report(label: str, name: str, report_node: cst.CSTNode, value: cst.BaseExpression, evaluator: Evaluator,
+            seen: set[int], dag: Optional[DagModel] = None, skip: Optional[str] = None,
+            clock_elsewhere: bool = False) -> Iterator[Report]:
+    if (skip or name) in SKIPPED or id(report_node) in seen:
+        return
+    seen.add(id(report_node))
+    calls = evaluator.calls_made(value, varies_per_parse)
+    if clock_elsewhere:
+        calls = [c for c in calls if not reads_clock(c, evaluator.scope)]
+    if calls:
+        yield Report(
+            node=report_node,
+            message=f"{label} computes {name} from {call_name(calls[0])} when the file is parsed; the value "
+                    "changes from parse to parse, and each change after a run stores a new DAG version",
+            help=HELP,
+            dag=dag,
+        )
+
+

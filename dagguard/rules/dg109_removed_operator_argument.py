@@ -1,0 +1,93 @@
+"""DG109: task arguments Airflow 3 rejects, so the DAG file fails to import."""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+from dagguard.model.arguments import ArgValue
+from dagguard.model.dags import FileModel, TaskModel
+from dagguard.model.scope import Scope
+from dagguard.rules.base import Report, Rule, RuleContext
+
+# Checked against Airflow 3.3.2 with its standard provider: each raises TypeError ("Invalid
+# arguments were passed") when the operator is made, inside a DAG or not.
+_PYTHON_OPERATORS = frozenset({
+    "PythonOperator", "BranchPythonOperator", "ShortCircuitOperator", "PythonVirtualenvOperator",
+    "BranchPythonVirtualenvOperator", "ExternalPythonOperator", "BranchExternalPythonOperator",
+})
+TASKFLOW = ""  # the class name of a TaskFlow task: its decorator makes a Python operator
+_DATE_BRANCHES = frozenset({"BranchDateTimeOperator", "BranchDayOfWeekOperator", "DayOfWeekSensor"})
+# argument -> (the operator classes it is checked on, None for every Airflow operator, advice)
+REMOVED: dict[str, tuple[Optional[frozenset[str]], str]] = {
+    "task_concurrency": (None, "use max_active_tis_per_dag=..."),
+    "provide_context": (_PYTHON_OPERATORS | {TASKFLOW}, "remove it; Airflow 3 passes the context to a callable "
+                                           "that takes **context or names a context key"),
+    "execution_date": (frozenset({"TriggerDagRunOperator"}), "use logical_date=..."),
+    "use_task_execution_day": (_DATE_BRANCHES, "use use_task_logical_date=..."),
+}
+# Airflow 3 dropped this trigger rule: the string raises ValueError, the enum member AttributeError.
+REMOVED_TRIGGER_RULE = "none_failed_or_skipped"
+TRIGGER_RULE_HELP = 'use trigger_rule="none_failed_min_one_success"'
+
+
+class RemovedOperatorArgument(Rule):
+    code = "DG109"
+    name = "removed-operator-argument"
+    severity = "error"
+    summary = "A task passes an argument Airflow 3 rejects (task_concurrency, provide_context...)"
+
+    def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
+        severity = "warning" if context.settings.airflow_version == "2" else None
+        seen: set[int] = set()   # a @task decorator shared by several calls is reported once
+        for dag in file.dags:
+            # default_args reach every task, and a trigger rule in them is validated there.
+            arg = dag.default_args.get("trigger_rule")
+            found = _trigger_rule_removal(arg, dag.scope) if arg is not None else None
+            if found is not None:
+                yield Report(node=arg.report_node, message=f"{dag.label} default_args {found[0]}, for every task",
+                             help=found[1], dag=dag, severity=severity)
+        for task in file.every_task():
+            class_name = _airflow_class(task)
+            if class_name is None:
+                continue
+            for name, arg in task.args.values.items():
+                if id(arg.report_node) in seen:
+                    continue
+                found = _removal(name, arg, class_name, task.scope)
+                if found is not None:
+                    seen.add(id(arg.report_node))
+                    message, help_ = found
+                    yield Report(node=arg.report_node, message=f"{task.label} {message}", help=help_,
+                                 severity=severity)
+
+
+def _airflow_class(task: TaskModel) -> Optional[str]:
+    """The operator's class name when Airflow ships it (TASKFLOW for a TaskFlow task), else None."""
+    if task.kind == "taskflow":
+        return TASKFLOW
+    if task.operator is None or not task.operator.startswith("airflow."):
+        return None
+    return task.operator.rsplit(".", 1)[-1]
+
+
+def _trigger_rule_removal(arg: ArgValue, scope: Scope) -> Optional[tuple[str, str]]:
+    if arg.value == REMOVED_TRIGGER_RULE:
+        return f"sets trigger_rule '{REMOVED_TRIGGER_RULE}', which Airflow 3 rejects with a ValueError", \
+            TRIGGER_RULE_HELP
+    qual = scope.qualname(arg.node)
+    if qual is not None and qual.startswith("airflow.") and qual.endswith(".TriggerRule.NONE_FAILED_OR_SKIPPED"):
+        return "uses TriggerRule.NONE_FAILED_OR_SKIPPED, which Airflow 3 removed (AttributeError)", \
+            TRIGGER_RULE_HELP
+    return None
+
+
+def _removal(name: str, arg: ArgValue, class_name: str, scope: Scope) -> Optional[tuple[str, str]]:
+    if name == "trigger_rule":
+        return _trigger_rule_removal(arg, scope)
+    removal = REMOVED.get(name)
+    if removal is None:
+        return None
+    classes, help_ = removal
+    if classes is not None and class_name not in classes:
+        return None
+    return f"passes {name}, which Airflow 3 rejects with a TypeError", help_
