@@ -1,7 +1,7 @@
 """What resolving factories and project modules costs: `dagguard check` of the same files with
 two dagguard checkouts (before and after), alternated N rounds in fresh processes so that load
-drifting on a shared machine hits both alike; prints the ratio of the best times (and of the
-medians), as engine_overhead.py does.
+drifting on a shared machine hits both alike; prints the ratio of the best CPU times (and of
+the medians), as engine_overhead.py does with wall time, and each side's peak memory.
 
     python benchmarks/resolution_overhead.py BEFORE_CHECKOUT AFTER_CHECKOUT REPO [REPO ...]
         [--config-for REPO=pyproject.toml ...] [--rounds 2]
@@ -20,27 +20,30 @@ import time
 from pathlib import Path
 
 _RUN = """
-import sys, time, datetime as dt
+import resource, sys, time, datetime as dt
 from pathlib import Path
 from dagguard.api import check_paths, discover_settings
 from dagguard.config import Settings, load_file
 now = dt.datetime(2026, 11, 30, tzinfo=dt.timezone.utc)
 jobs = [a.split("=", 1) for a in sys.argv[1:]]
-start = time.perf_counter()
+start = time.process_time()
 for repo, config in jobs:
     try:
         settings = load_file(Path(config)) if config else Settings()
     except Exception:
         settings = Settings()
     check_paths([Path(repo)], settings=settings, now=now)
-print(time.perf_counter() - start)
+print(time.process_time() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
 """
 
 
-def timed(checkout: Path, jobs: list[str]) -> float:
+def timed(checkout: Path, jobs: list[str]) -> tuple[float, int]:
+    """CPU seconds of one check (other processes on a shared machine barely move it) and the
+    peak memory in MiB."""
     out = subprocess.run([sys.executable, "-c", _RUN, *jobs], cwd="/", check=True, capture_output=True,
                          text=True, env={"PYTHONPATH": str(checkout), "PATH": "/usr/bin:/bin"})
-    return float(out.stdout.strip().splitlines()[-1])
+    seconds, peak = out.stdout.strip().splitlines()[-1].split()
+    return float(seconds), int(peak)
 
 
 def main() -> None:
@@ -55,11 +58,14 @@ def main() -> None:
     jobs = [f"{repo}={configs.get(str(repo), '')}" for repo in options.repos]
     before: list[float] = []
     after: list[float] = []
+    peaks = [0, 0]
     for _ in range(options.rounds):
-        before.append(timed(options.before, jobs))
-        after.append(timed(options.after, jobs))
-    print(f"before: best {min(before):.1f}s median {statistics.median(before):.1f}s")
-    print(f"after:  best {min(after):.1f}s median {statistics.median(after):.1f}s")
+        for times, checkout, side in ((before, options.before, 0), (after, options.after, 1)):
+            seconds, peak = timed(checkout, jobs)
+            times.append(seconds)
+            peaks[side] = max(peaks[side], peak)
+    print(f"before: best {min(before):.1f}s median {statistics.median(before):.1f}s CPU, peak {peaks[0]} MiB")
+    print(f"after:  best {min(after):.1f}s median {statistics.median(after):.1f}s CPU, peak {peaks[1]} MiB")
     print(f"ratio:  best {min(after) / min(before):.3f} median {statistics.median(after) / statistics.median(before):.3f}")
 
 
