@@ -3,7 +3,6 @@ the reported nodes, then apply noqa and per-file-ignores."""
 
 from __future__ import annotations
 
-import ast
 import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +16,7 @@ from dagguard.engine.files import discover_files
 from dagguard.engine.findings import Finding
 from dagguard.engine.noqa import is_suppressed, parse_noqa
 from dagguard.engine.positions import Span, locate
+from dagguard.engine.precheck import cpython_check
 from dagguard.engine.selection import ignored_for_file, is_enabled
 from dagguard.model.branches import branch_paths
 from dagguard.model.dags import build_file_model
@@ -68,6 +68,9 @@ def _parse(source: Union[bytes, str], shown: str) -> Union[cst.Module, Finding]:
     if len(source) > MAX_FILE_BYTES:
         return _syntax_finding(shown, 1, 1, f"file is too large to check ({len(source) // 1024 // 1024} MiB, "
                                             f"limit {MAX_FILE_BYTES // 1024 // 1024} MiB)")
+    cpython = cpython_check(source)
+    if cpython is not None and cpython.decisive:
+        return _syntax_finding(shown, cpython.line, cpython.column, cpython.message)
     try:
         return cst.parse_module(source)
     except (RecursionError, MemoryError):
@@ -76,27 +79,13 @@ def _parse(source: Union[bytes, str], shown: str) -> Union[cst.Module, Finding]:
         libcst_error = exc
     # CPython's message and position are the ones users know; libcst's are a fallback for
     # syntax CPython accepts but libcst does not.
-    cpython = _cpython_syntax_error(source)
     if cpython is not None:
-        line, column, message = cpython
-        return _syntax_finding(shown, line, column, f"SyntaxError: {message}")
+        return _syntax_finding(shown, cpython.line, cpython.column, cpython.message)
     if isinstance(libcst_error, cst.ParserSyntaxError):
         message = " ".join(libcst_error.message.split()) or "invalid syntax"
         return _syntax_finding(shown, max(libcst_error.raw_line, 1), libcst_error.raw_column + 1,
                                f"cannot parse: {message}")
     return _syntax_finding(shown, 1, 1, f"cannot parse: {libcst_error}")
-
-
-def _cpython_syntax_error(source: Union[bytes, str]) -> Optional[tuple[int, int, str]]:
-    try:
-        compile(source, "<dag file>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as exc:
-        return max(exc.lineno or 1, 1), max(exc.offset or 1, 1), exc.msg
-    except (ValueError, UnicodeDecodeError) as exc:  # null bytes, undecodable text
-        return 1, 1, str(exc)
-    except (RecursionError, MemoryError):
-        return 1, 1, "the file is nested too deeply"
-    return None
 
 
 def _source_text(source: Union[bytes, str], module: cst.Module) -> str:
@@ -122,6 +111,8 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
         model = build_file_model(module)
     except RecursionError:
         return FileResult(path, (_syntax_finding(shown, 1, 1, "cannot check: the file is nested too deeply"),))
+    except Exception as exc:  # a model bug: no rule can run on this file, the others go on
+        return FileResult(path, (), internal_errors=(_internal_error("the DAG model", shown, exc),))
     context = RuleContext(path=path, settings=settings, now=now)
     reports: list[tuple[Rule, Report]] = []
     errors: list[str] = []
@@ -130,8 +121,8 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
             continue
         try:
             reports.extend((rule, report) for report in rule.check(model, context))
-        except Exception as exc:  # a rule bug must not stop the other files
-            errors.append(f"internal error in {rule.code} on {shown}: {type(exc).__name__}: {exc}")
+        except Exception as exc:  # a rule bug must not stop the other rules or files
+            errors.append(_internal_error(rule.code, shown, exc))
 
     dag_nodes = [dag.report_node for dag in model.dags]
     try:
@@ -172,6 +163,10 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     return FileResult(path, tuple(findings), sites, len(model.dags), len(flagged_dags), noqa, tuple(errors))
 
 
+def _internal_error(where: str, shown: str, exc: BaseException) -> str:
+    return f"internal error in {where} on {shown}: {type(exc).__name__}: {exc}"
+
+
 def _finding(rule: Rule, report: Report, span: Span, shown: str) -> Finding:
     return Finding(
         path=shown, line=span.line, column=span.column, code=rule.code, rule=rule.name,
@@ -189,6 +184,14 @@ def check_file(path: Path, settings: Settings, now: dt.datetime) -> FileResult:
     except OSError as exc:
         return FileResult(path, (_syntax_finding(shown, 1, 1, f"cannot read the file: {exc.strerror or exc}"),))
     return check_source(source, path, settings, now, shown)
+
+
+def _check_file_isolated(path: Path, settings: Settings, now: dt.datetime) -> FileResult:
+    """check_file, with any exception it lets through reported for this file alone."""
+    try:
+        return check_file(path, settings, now)
+    except Exception as exc:
+        return FileResult(path, (), internal_errors=(_internal_error("the checker", str(path), exc),))
 
 
 def _project_findings(results: Sequence[FileResult], settings: Settings) -> tuple[list[Finding], int]:
@@ -216,7 +219,7 @@ def _project_findings(results: Sequence[FileResult], settings: Settings) -> tupl
 def check_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime) -> CheckResult:
     """Check every Python file under `paths`."""
     files = discover_files(list(paths), settings)
-    results = [run_deep(check_file, path, settings, now) for path in files]
+    results = [run_deep(_check_file_isolated, path, settings, now) for path in files]
     project, project_flagged = _project_findings(results, settings)
     findings = sorted([f for r in results for f in r.findings] + project,
                       key=lambda f: (f.path, f.line, f.column, f.code))

@@ -555,7 +555,7 @@ def formatted_text(node: cst.BaseExpression, scope: Scope, module: cst.Module,
         right = formatted_text(node.right, scope, module, names)
         return None if left is None or right is None else left + right
     if isinstance(node, cst.SimpleString):
-        value = node.evaluated_value
+        value = simple_string_value(node)
         return value if isinstance(value, str) else None
     if not isinstance(node, cst.FormattedString):
         return None
