@@ -12,7 +12,7 @@ import libcst as cst
 
 from dagguard.config import Settings
 from dagguard.engine.deep_stack import run_deep
-from dagguard.engine.files import discover_files
+from dagguard.engine.files import UnreadableFile, discover_files, read_source, too_large_message
 from dagguard.engine.findings import Finding
 from dagguard.engine.noqa import is_suppressed, parse_noqa
 from dagguard.engine.positions import Span, locate
@@ -52,8 +52,10 @@ class CheckResult:
 
 def display_path(path: Path) -> str:
     """The path as ruff shows it: relative to the working directory when below it."""
+    # The folder is resolved, not the file: a symlink is shown by its own name, not its target's.
     try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
+        absolute = path.parent.resolve() / path.name if path.name else path.resolve()
+        return str(absolute.relative_to(Path.cwd().resolve()))
     except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
         return str(path)
 
@@ -66,8 +68,7 @@ def _syntax_finding(shown: str, line: int, column: int, message: str) -> Finding
 
 def _parse(source: Union[bytes, str], shown: str) -> Union[cst.Module, Finding]:
     if len(source) > MAX_FILE_BYTES:
-        return _syntax_finding(shown, 1, 1, f"file is too large to check ({len(source) // 1024 // 1024} MiB, "
-                                            f"limit {MAX_FILE_BYTES // 1024 // 1024} MiB)")
+        return _syntax_finding(shown, 1, 1, too_large_message(len(source), MAX_FILE_BYTES))
     cpython = cpython_check(source)
     if cpython is not None and cpython.decisive:
         return _syntax_finding(shown, cpython.line, cpython.column, cpython.message)
@@ -180,9 +181,9 @@ def check_file(path: Path, settings: Settings, now: dt.datetime) -> FileResult:
     """Read and check one file; an unreadable file is a DG000 finding."""
     shown = display_path(path)
     try:
-        source = path.read_bytes()
-    except OSError as exc:
-        return FileResult(path, (_syntax_finding(shown, 1, 1, f"cannot read the file: {exc.strerror or exc}"),))
+        source = read_source(path, MAX_FILE_BYTES)
+    except UnreadableFile as exc:
+        return FileResult(path, (_syntax_finding(shown, 1, 1, str(exc)),))
     return check_source(source, path, settings, now, shown)
 
 
@@ -218,8 +219,11 @@ def _project_findings(results: Sequence[FileResult], settings: Settings) -> tupl
 
 def check_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime) -> CheckResult:
     """Check every Python file under `paths`."""
-    files = discover_files(list(paths), settings)
+    discovery = discover_files(list(paths), settings)
+    files = discovery.files
     results = [run_deep(_check_file_isolated, path, settings, now) for path in files]
+    results += [FileResult(path, (_syntax_finding(display_path(path), 1, 1, problem),))
+                for path, problem in discovery.problems if is_enabled(SYNTAX_ERROR.code, settings)]
     project, project_flagged = _project_findings(results, settings)
     findings = sorted([f for r in results for f in r.findings] + project,
                       key=lambda f: (f.path, f.line, f.column, f.code))
