@@ -11,6 +11,7 @@ MAX_EXPRESSION_DEPTH that it accepts, never reach libcst.
 from __future__ import annotations
 
 import ast
+import warnings
 from dataclasses import dataclass
 from typing import Optional, Union
 
@@ -32,7 +33,9 @@ class CPythonError:
 def cpython_check(source: Union[bytes, str]) -> Optional[CPythonError]:
     """CPython's verdict on `source`, None when it parses and is shallow enough for libcst."""
     try:
-        tree = compile(source, "<dag file>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        with warnings.catch_warnings():  # invalid escapes and the like: not the checker's to print
+            warnings.simplefilter("ignore")
+            tree = compile(source, "<dag file>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
         # Other syntax errors are not decisive: libcst may read syntax newer than this Python's.
         return CPythonError(max(exc.lineno or 1, 1), max(exc.offset or 1, 1), f"SyntaxError: {exc.msg}",
