@@ -97,41 +97,24 @@ def test_string_literal_python_cannot_evaluate_is_an_unknown_value(tmp_path):
     assert {"DG102", "DG103", "DG105"} <= {f.code for f in result.findings}
 
 
-def test_an_exception_while_checking_one_file_is_reported_for_it_and_the_rest_goes_on(tmp_path, monkeypatch):
+@pytest.mark.parametrize("step", ["build_file_model", "locate"])
+def test_an_exception_while_checking_one_file_is_reported_for_it_and_the_rest_goes_on(tmp_path, monkeypatch, step):
     from dagguard.engine import runner
 
-    real = runner.build_file_model
+    real = getattr(runner, step)
 
-    def failing_on_bad(module):
+    def failing_on_boom(module, *args):
         if "boom" in module.code:
             raise KeyError("boom")
-        return real(module)
+        return real(module, *args)
 
-    monkeypatch.setattr(runner, "build_file_model", failing_on_bad)
+    monkeypatch.setattr(runner, step, failing_on_boom)
     (tmp_path / "bad.py").write_bytes(GOOD_DAG + b"boom = 1\n")
     (tmp_path / "good.py").write_bytes(GOOD_DAG)
     result = check_paths([tmp_path], settings=Settings(), now=NOW)
     assert {f.path.rsplit("/", 1)[-1] for f in result.findings} == {"good.py"}
     assert len(result.internal_errors) == 1 and "bad.py" in result.internal_errors[0]
     assert "KeyError" in result.internal_errors[0]
-
-
-def test_an_exception_outside_the_rules_is_reported_for_that_file_only(tmp_path, monkeypatch):
-    from dagguard.engine import runner
-
-    real = runner.locate
-
-    def failing_locate(module, nodes):
-        if "boom" in module.code:
-            raise RuntimeError("boom")
-        return real(module, nodes)
-
-    monkeypatch.setattr(runner, "locate", failing_locate)
-    (tmp_path / "bad.py").write_bytes(GOOD_DAG + b"boom = 1\n")
-    (tmp_path / "good.py").write_bytes(GOOD_DAG)
-    result = check_paths([tmp_path], settings=Settings(), now=NOW)
-    assert {f.path.rsplit("/", 1)[-1] for f in result.findings} == {"good.py"}
-    assert len(result.internal_errors) == 1 and "bad.py" in result.internal_errors[0]
 
 
 DEEP = {
