@@ -5,7 +5,8 @@ libcst's time and memory grow faster than linearly with nesting: 5,000 nested br
 or `not not ... x` takes minutes. CPython's C parser reads the same files in milliseconds and
 refuses the worst of them (200 nested brackets, 100 indentation levels, NUL bytes), so it
 runs first: what it refuses for being nested too deeply, and expressions deeper than
-MAX_EXPRESSION_DEPTH that it accepts, never reach libcst.
+MAX_EXPRESSION_DEPTH that it accepts, never reach libcst. Its tree also shows the large
+constant data that libcst need not read (constant_data.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator, Optional, Union
+
+from dagguard.engine.constant_data import blank_constant_data
 
 # Well above real code (a few dozen), below where libcst takes seconds per statement;
 # CPython with its default recursion limit refuses about 3,000 when it imports the file.
@@ -32,13 +35,30 @@ class CPythonError:
     decisive: bool
 
 
-def cpython_check(source: Union[bytes, str]) -> Optional[CPythonError]:
-    """CPython's verdict on `source`, None when it parses and is shallow enough for libcst."""
+@dataclass(frozen=True)
+class Precheck:
+    """CPython's verdict, and the text libcst is to parse (large constant data blanked out)."""
+
+    error: Optional[CPythonError]
+    source: Union[bytes, str]
+
+
+def cpython_check(source: Union[bytes, str]) -> Precheck:
+    """CPython's verdict on `source` (None when it parses and is shallow enough for libcst)."""
     with _collector_paused():
         return _check(source)
 
 
-def _check(source: Union[bytes, str]) -> Optional[CPythonError]:
+def _check(source: Union[bytes, str]) -> Precheck:
+    parsed = _tree_or_error(source)
+    if isinstance(parsed, ast.Module):
+        blanked = blank_constant_data(source, parsed) if isinstance(source, bytes) else source
+        return Precheck(None, blanked)
+    return Precheck(parsed, source)
+
+
+def _tree_or_error(source: Union[bytes, str]) -> Union[ast.Module, CPythonError]:
+    """CPython's syntax tree of a file shallow enough for libcst, else what CPython refuses."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escapes and the like: not the checker's to print
@@ -54,9 +74,8 @@ def _check(source: Union[bytes, str]) -> Optional[CPythonError]:
     except (RecursionError, MemoryError):  # CPython's parser stack overflows: `- - - ... x`
         return CPythonError(1, 1, "SyntaxError: the file is nested too deeply", True)
     deepest = _too_deep(tree)
-    del tree
     if deepest is None:
-        return None
+        return tree
     line, column = deepest
     return CPythonError(line, column, f"cannot check: an expression is nested more than "
                                       f"{MAX_EXPRESSION_DEPTH:,} levels deep", True)

@@ -69,11 +69,12 @@ def _syntax_finding(shown: str, line: int, column: int, message: str) -> Finding
 def _parse(source: Union[bytes, str], shown: str) -> Union[cst.Module, Finding]:
     if len(source) > MAX_FILE_BYTES:
         return _syntax_finding(shown, 1, 1, too_large_message(len(source), MAX_FILE_BYTES))
-    cpython = cpython_check(source)
+    checked = cpython_check(source)
+    cpython = checked.error
     if cpython is not None and cpython.decisive:
         return _syntax_finding(shown, cpython.line, cpython.column, cpython.message)
     try:
-        return cst.parse_module(source)
+        return cst.parse_module(checked.source)
     except (RecursionError, MemoryError):
         return _syntax_finding(shown, 1, 1, "cannot parse: the file is nested too deeply")
     except Exception as exc:  # ParserSyntaxError, and a few other types on binary or odd input
