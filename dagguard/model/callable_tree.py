@@ -10,7 +10,7 @@ import libcst as cst
 
 from dagguard.model.scope import ConstantBinding, Scope
 from dagguard.model.tree import child_nodes
-from dagguard.model.values import Evaluator
+from dagguard.model.values import Evaluator, simple_string_value
 
 _LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log"})
 
@@ -119,7 +119,7 @@ def formatted_text(node: cst.BaseExpression, scope: Scope, module: cst.Module,
         right = formatted_text(node.right, scope, module, names)
         return None if left is None or right is None else left + right
     if isinstance(node, cst.SimpleString):
-        value = node.evaluated_value
+        value = simple_string_value(node)
         return value if isinstance(value, str) else None
     if not isinstance(node, cst.FormattedString):
         return None
