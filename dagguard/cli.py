@@ -12,6 +12,10 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
+from dagguard import typer_plain
+
+typer_plain.install()
+
 if TYPE_CHECKING:
     import datetime
 
