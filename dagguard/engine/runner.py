@@ -17,6 +17,7 @@ from dagguard.engine.files import discover_files
 from dagguard.engine.findings import Finding
 from dagguard.engine.noqa import is_suppressed, parse_noqa
 from dagguard.engine.positions import Span, locate
+from dagguard.engine.relevance import cannot_touch_a_dag
 from dagguard.engine.selection import ignored_for_file, is_enabled
 from dagguard.model.branches import branch_paths
 from dagguard.model.dags import build_file_model
@@ -113,6 +114,8 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
                  shown: Optional[str] = None) -> FileResult:
     """Check one file's contents. Never raises for bad input: that becomes a DG000 finding."""
     shown = shown or display_path(path)
+    if len(source) <= MAX_FILE_BYTES and cannot_touch_a_dag(source):
+        return FileResult(path, ())
     parsed = _parse(source, shown)
     if isinstance(parsed, Finding):
         keep = not ignored_for_file(parsed.code, path, settings) and parsed.code not in settings.ignore
