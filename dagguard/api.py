@@ -22,15 +22,18 @@ def _now(now: Optional[dt.datetime]) -> dt.datetime:
 
 
 def check_paths(paths: Iterable[Union[str, Path]], *, settings: Optional[Settings] = None,
-                config: Optional[Path] = None, now: Optional[dt.datetime] = None) -> CheckResult:
+                config: Optional[Path] = None, now: Optional[dt.datetime] = None,
+                jobs: Optional[int] = None) -> CheckResult:
     """Check every Python file under `paths`; settings come from pyproject.toml unless given.
+
+    `jobs` processes check the files when there are enough of them (default: all cores).
 
     Raises ConfigError for a bad configuration or a path that does not exist.
     """
     path_list = [Path(p) for p in paths]
     if settings is None:
         settings = discover_settings(path_list, config)
-    return runner.check_paths(path_list, settings, _now(now))
+    return runner.check_paths(path_list, settings, _now(now), jobs)
 
 
 def check_source(source: Union[str, bytes], path: Union[str, Path] = "<string>.py", *,

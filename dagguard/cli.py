@@ -71,6 +71,8 @@ def check(
     config: Optional[Path] = typer.Option(None, "--config", help="Read [tool.dagguard] from this file instead of the nearest pyproject.toml."),
     now: Optional[str] = typer.Option(None, "--now", metavar="ISO8601", help="Fix 'now' for run-count estimates, for reproducible output."),
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when problems are found."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", metavar="N",
+                                       help="Check files in N processes (default: all cores; few files stay in one)."),
 ) -> None:
     """Check DAG files without importing or running them."""
     from dagguard.api import ConfigError, check_paths, discover_settings
@@ -79,6 +81,8 @@ def check(
     if output_format not in FORMATS:
         raise fail(f"--format must be one of {', '.join(FORMATS)}, got {output_format!r}")
     targets = list(paths) if paths else [Path(".")]
+    if jobs is not None and jobs < 1:
+        raise fail(f"--jobs must be at least 1, got {jobs}")
     try:
         fixed_now = _parse_now(now)
         settings = discover_settings(targets, config)
@@ -86,7 +90,7 @@ def check(
             select=_codes(select),
             ignore=(settings.ignore + _codes(ignore)) if ignore else None,
         )
-        result = check_paths(targets, settings=settings, now=fixed_now)
+        result = check_paths(targets, settings=settings, now=fixed_now, jobs=jobs)
     except ConfigError as exc:
         raise fail(str(exc)) from None
     sys.stdout.write(formatter(output_format)(result, _use_color() and output_format == "text"))

@@ -16,6 +16,7 @@ from dagguard.engine.deep_stack import run_deep
 from dagguard.engine.files import discover_files
 from dagguard.engine.findings import Finding
 from dagguard.engine.noqa import is_suppressed, parse_noqa
+from dagguard.engine.parallel import map_in_order
 from dagguard.engine.positions import Span, locate
 from dagguard.engine.relevance import cannot_touch_a_dag
 from dagguard.engine.selection import ignored_for_file, is_enabled
@@ -216,10 +217,16 @@ def _project_findings(results: Sequence[FileResult], settings: Settings) -> tupl
     return findings, len(findings)
 
 
-def check_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime) -> CheckResult:
-    """Check every Python file under `paths`."""
+def check_file_deep(path: Path, settings: Settings, now: dt.datetime) -> FileResult:
+    """check_file on the large-stack thread; what a pool worker runs for each file."""
+    return run_deep(check_file, path, settings, now)
+
+
+def check_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime,
+                jobs: Optional[int] = None) -> CheckResult:
+    """Check every Python file under `paths`, in `jobs` processes (default: all cores) when they pay."""
     files = discover_files(list(paths), settings)
-    results = [run_deep(check_file, path, settings, now) for path in files]
+    results = list(map_in_order(check_file_deep, files, settings, now, jobs=jobs))
     project, project_flagged = _project_findings(results, settings)
     findings = sorted([f for r in results for f in r.findings] + project,
                       key=lambda f: (f.path, f.line, f.column, f.code))
