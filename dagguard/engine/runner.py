@@ -7,7 +7,7 @@ import ast
 import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Optional, Sequence, Union
+from typing import Callable, Iterable, Mapping, Optional, Sequence, Union
 
 import libcst as cst
 
@@ -17,11 +17,12 @@ from dagguard.engine.files import discover_files
 from dagguard.engine.findings import Finding
 from dagguard.engine.noqa import is_suppressed, parse_noqa
 from dagguard.engine.parallel import map_in_order
-from dagguard.engine.positions import Span, locate
+from dagguard.engine.positions import Span, locate_in_regions
 from dagguard.engine.relevance import cannot_touch_a_dag
-from dagguard.engine.selection import ignored_for_file, is_enabled
+from dagguard.engine.selection import ignored_for_file, is_enabled, is_ignored
 from dagguard.model.branches import branch_paths
-from dagguard.model.dags import build_file_model
+from dagguard.model.dags import DagModel, build_file_model
+from dagguard.model.ownership import dag_regions
 from dagguard.rules import ALL_RULES, SYNTAX_ERROR, ProjectRule, Rule
 from dagguard.rules.base import DagSite, Report, RuleContext
 
@@ -34,7 +35,9 @@ class FileResult:
     findings: tuple[Finding, ...]
     dag_sites: tuple[DagSite, ...] = ()
     dag_count: int = 0
-    dags_with_findings: int = 0
+    # Where the DAGs with findings start (line, column): a cross-file rule may flag them too,
+    # and a DAG counts once.
+    flagged_dags: frozenset[tuple[int, int]] = frozenset()
     noqa: Mapping[int, Optional[frozenset[str]]] = field(default_factory=dict)
     internal_errors: tuple[str, ...] = ()
 
@@ -46,6 +49,9 @@ class CheckResult:
     dag_count: int
     clean_dag_count: int
     internal_errors: tuple[str, ...] = ()
+    # Contents of files that are not on disk (stdin), by shown path, for reporters that quote source.
+    sources: Mapping[str, str] = field(default_factory=dict)
+    missing_paths: tuple[str, ...] = ()  # given paths that do not exist (exit 2, the others checked)
 
     @property
     def files_with_findings(self) -> int:
@@ -119,7 +125,8 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
         return FileResult(path, ())
     parsed = _parse(source, shown)
     if isinstance(parsed, Finding):
-        keep = not ignored_for_file(parsed.code, path, settings) and parsed.code not in settings.ignore
+        keep = (not ignored_for_file(parsed.code, path, settings)
+                and (is_enabled(parsed.code, settings) or not is_ignored(parsed.code, settings)))
         return FileResult(path, (parsed,) if keep else ())
     module = parsed
     try:
@@ -138,15 +145,18 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
             errors.append(f"internal error in {rule.code} on {shown}: {type(exc).__name__}: {exc}")
 
     dag_nodes = [dag.report_node for dag in model.dags]
+    # A finding that does not name its DAG gets the one whose code holds its node.
+    regions = dag_regions(model) if any(r.dag is None for _, r in reports) else {}
     try:
-        spans = locate(module, [r.node for _, r in reports] + dag_nodes) if (reports or dag_nodes) else {}
+        spans, owners = locate_in_regions(module, [r.node for _, r in reports] + dag_nodes, regions) \
+            if (reports or dag_nodes) else ({}, {})
     except RecursionError:
         return FileResult(path, (_syntax_finding(shown, 1, 1, "cannot check: the file is nested too deeply"),))
     # Findings need it now; DAG sites need it later, for the cross-file rules.
     noqa = parse_noqa(_source_text(source, module)) if (reports or dag_nodes) else {}
 
     findings: list[Finding] = []
-    flagged_dags: set[int] = set()
+    flagged_dags: set[tuple[int, int]] = set()
     for rule, report in reports:
         span = spans.get(id(report.node))
         if span is None:
@@ -157,9 +167,12 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
             lines += (spans[id(report.dag.report_node)].line,)
         if is_suppressed(noqa, rule.code, lines):
             continue
-        if report.dag is not None:
-            flagged_dags.add(id(report.dag))
-        findings.append(_finding(rule, report, span, shown))
+        owner = report.dag or owners.get(id(report.node))
+        # A DAG with a finding on one of its tasks is not clean either.
+        dag_span = spans.get(id(owner.report_node)) if owner is not None else None
+        if dag_span is not None:
+            flagged_dags.add((dag_span.line, dag_span.column))
+        findings.append(_finding(rule, report, span, shown, owner))
 
     located = [(dag, span) for dag in model.dags
                if dag.dag_id is not None and (span := spans.get(id(dag.report_node))) is not None]
@@ -173,15 +186,15 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
                 branches=paths.get(id(dag.report_node), ()))
         for dag, span in located
     )
-    return FileResult(path, tuple(findings), sites, len(model.dags), len(flagged_dags), noqa, tuple(errors))
+    return FileResult(path, tuple(findings), sites, len(model.dags), frozenset(flagged_dags), noqa, tuple(errors))
 
 
-def _finding(rule: Rule, report: Report, span: Span, shown: str) -> Finding:
+def _finding(rule: Rule, report: Report, span: Span, shown: str, dag: Optional[DagModel]) -> Finding:
     return Finding(
         path=shown, line=span.line, column=span.column, code=rule.code, rule=rule.name,
         severity=report.severity or rule.severity, end_line=span.end_line, end_column=span.end_column,
         message=report.message, help=report.help,
-        dag_id=report.dag.dag_id if report.dag is not None else None, fixable=rule.fixable,
+        dag_id=dag.dag_id if dag is not None else None, fixable=rule.fixable,
     )
 
 
@@ -195,11 +208,13 @@ def check_file(path: Path, settings: Settings, now: dt.datetime) -> FileResult:
     return check_source(source, path, settings, now, shown)
 
 
-def _project_findings(results: Sequence[FileResult], settings: Settings) -> tuple[list[Finding], int]:
-    """Run the cross-file rules; returns their findings and how many DAGs they flagged."""
+def _project_findings(results: Sequence[FileResult],
+                      settings: Settings) -> tuple[list[Finding], set[tuple[Path, int, int]]]:
+    """Run the cross-file rules; returns their findings and where the DAGs they flagged start."""
     by_path = {result.path: result for result in results}
     sites = [site for result in results for site in result.dag_sites]
     findings: list[Finding] = []
+    flagged: set[tuple[Path, int, int]] = set()
     for rule in ALL_RULES:
         if not isinstance(rule, ProjectRule) or not is_enabled(rule.code, settings):
             continue
@@ -214,7 +229,8 @@ def _project_findings(results: Sequence[FileResult], settings: Settings) -> tupl
                 end_column=site.end_column, message=message, help=help_text, dag_id=site.dag_id,
                 fixable=rule.fixable,
             ))
-    return findings, len(findings)
+            flagged.add((site.path, site.line, site.column))
+    return findings, flagged
 
 
 def check_file_deep(path: Path, settings: Settings, now: dt.datetime) -> FileResult:
@@ -222,16 +238,28 @@ def check_file_deep(path: Path, settings: Settings, now: dt.datetime) -> FileRes
     return run_deep(check_file, path, settings, now)
 
 
+Progress = Callable[[int, int], None]  # called with (files checked, files to check)
+
+
 def check_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime,
-                jobs: Optional[int] = None) -> CheckResult:
+                progress: Optional[Progress] = None, jobs: Optional[int] = None) -> CheckResult:
     """Check every Python file under `paths`, in `jobs` processes (default: all cores) when they pay."""
     files = discover_files(list(paths), settings)
-    results = list(map_in_order(check_file_deep, files, settings, now, jobs=jobs))
-    project, project_flagged = _project_findings(results, settings)
+    results = []
+    for result in map_in_order(check_file_deep, files, settings, now, jobs=jobs):
+        results.append(result)
+        if progress is not None:
+            progress(len(results), len(files))
+    return combine(results, settings)
+
+
+def combine(results: Sequence[FileResult], settings: Settings) -> CheckResult:
+    """Run the cross-file rules on the checked files and gather everything into one result."""
+    project, flagged = _project_findings(results, settings)
     findings = sorted([f for r in results for f in r.findings] + project,
                       key=lambda f: (f.path, f.line, f.column, f.code))
     dag_count = sum(r.dag_count for r in results)
-    flagged = sum(r.dags_with_findings for r in results)
-    clean = max(dag_count - flagged - project_flagged, 0)
+    flagged |= {(r.path, line, column) for r in results for line, column in r.flagged_dags}
+    clean = max(dag_count - len(flagged), 0)
     errors = tuple(e for r in results for e in r.internal_errors)
-    return CheckResult(tuple(findings), len(files), dag_count, clean, errors)
+    return CheckResult(tuple(findings), len(results), dag_count, clean, errors)

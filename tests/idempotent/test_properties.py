@@ -11,9 +11,9 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from dagguard.idempotent import Interval, IntervalViolationError, write_interval  # noqa: E402
+from dagguard.idempotent import IdempotentWriteError, Interval, IntervalViolationError, write_interval  # noqa: E402
 from dagguard.idempotent.checksum import batch_checksum  # noqa: E402
-from dagguard.idempotent.arrow_from_rows import rows_to_arrow  # noqa: E402
+from dagguard.idempotent.arrow.from_rows import rows_to_arrow  # noqa: E402
 from dagguard.idempotent.batch import to_batch  # noqa: E402
 from tests.idempotent.helpers import at  # noqa: E402
 
@@ -208,5 +208,110 @@ def test_a_row_at_the_end_instant_rejects_the_whole_batch(db):
         with pytest.raises(IntervalViolationError):
             _write(db, bad, DAYS[1], strategy)
         assert _rows(db) == before
+
+    check()
+
+
+NANO_TYPE = {"sqlite": "TEXT", "duckdb": "TIMESTAMPTZ_NS", "postgres": "timestamptz"}
+
+
+def nanosecond_batches(interval: Interval, max_size: int = 5, rounded=st.booleans()):
+    """Arrow batches with unique nanosecond times inside the interval (so keys on `ts` may lie
+    1 ns apart), rounded to whole microseconds or not."""
+    pa = pytest.importorskip("pyarrow")
+    start = pa.scalar(interval.start, pa.timestamp("us", tz="UTC")).cast(pa.timestamp("ns", tz="UTC")).value
+    width = int((interval.end - interval.start) / MICRO) * 1000
+    offset = st.one_of(st.sampled_from([0, 1, 999, 1000, width - 1]), st.integers(0, width - 1))
+    rows = st.lists(st.tuples(offset, st.sampled_from(["a", "b", None])), max_size=max_size,
+                    unique_by=lambda r: r[0])
+
+    def build(drawn):
+        rows, rounded = drawn
+        offsets = [n - n % 1000 if rounded else n for n, _ in rows]
+        if len(set(offsets)) < len(offsets):  # rounding made two keys one
+            offsets, rows = list(dict.fromkeys(offsets)), rows[:len(set(offsets))]
+        return pa.table({"k": pa.array(range(len(offsets)), pa.int64()),
+                         "ts": pa.array([start + n for n in offsets], pa.timestamp("ns", tz="UTC")),
+                         "v": pa.array([v for _, v in rows], pa.string())})
+
+    return st.tuples(rows, rounded).map(build)
+
+
+def _stored_nanoseconds(db) -> list[int]:
+    if db.dialect == "duckdb":
+        conn = db.connect()
+        try:
+            return sorted(n for (n,) in conn.execute("SELECT epoch_ns(ts) FROM events").fetchall())
+        finally:
+            conn.close()
+    epoch = at(1).replace(day=1, month=1, year=1970)
+    return sorted((row[1] - epoch) // MICRO * 1000 for row in db.rows())
+
+
+def test_nanoseconds_are_kept_or_refused_never_rounded(db):
+    pa = pytest.importorskip("pyarrow")
+
+    @_settings(db)
+    @given(existing=nanosecond_batches(DAYS[1], rounded=st.just(True)), batch=nanosecond_batches(DAYS[1]),
+           strategy=STRATEGY)
+    def check(existing, batch, strategy):
+        db.run("DROP TABLE IF EXISTS events")
+        db.create("events", f"k INTEGER, ts {NANO_TYPE[db.dialect]}, v TEXT")
+        _write_ns(db, existing, strategy)
+        before = _stored_nanoseconds(db)
+        values = batch.column("ts").cast(pa.int64()).to_pylist()
+        if db.dialect != "duckdb" and any(n % 1000 for n in values):
+            with pytest.raises(IntervalViolationError, match="holds nanoseconds"):
+                _write_ns(db, batch, strategy)
+            assert _stored_nanoseconds(db) == before
+            return
+        _write_ns(db, batch, strategy)
+        assert _stored_nanoseconds(db) == sorted(values)
+        rerun = _write_ns(db, batch, strategy)
+        assert _stored_nanoseconds(db) == sorted(values)
+        assert (rerun.rows_inserted, rerun.rows_deleted) == (0, 0) or strategy == "replace"
+
+    check()
+
+
+def _write_ns(db, rows, strategy):
+    """Merge on the time itself, so that two keys 1 ns apart are two rows."""
+    conn = db.connect()
+    try:
+        return write_interval(conn, "events", rows, DAYS[1], time_column="ts", strategy=strategy,
+                              unique_key=["ts"] if strategy == "merge" else None,
+                              delete_missing=strategy == "merge")
+    finally:
+        conn.close()
+
+
+def test_an_open_caller_transaction_is_refused_or_joined_never_lost(db):
+    from tests.idempotent.test_caller_transaction import _caller_insert, CALLERS_ROW
+
+    assert not DAYS[0].contains(CALLERS_ROW[1])  # the caller's row lies in another interval
+
+    @_settings(db)
+    @given(existing=batches(DAYS[0]), rows=batches(DAYS[0]), strategy=STRATEGY, commit=st.booleans())
+    def check(existing, rows, strategy, commit):
+        _reset(db)
+        _write(db, existing, DAYS[0], "replace")
+        conn = db.connect()
+        try:
+            _caller_insert(conn, db)
+            try:
+                write_interval(conn, "events", rows, DAYS[0], time_column="ts", strategy=strategy,
+                               unique_key=["k"] if strategy == "merge" else None,
+                               delete_missing=strategy == "merge", columns=["k", "ts", "v"])
+                joined = True
+            except IdempotentWriteError as exc:
+                assert "open transaction" in str(exc)
+                joined = False
+            assert joined == (db.dialect == "postgres")  # a savepoint; SQLite and DuckDB refuse
+            conn.commit() if commit else conn.rollback()
+        finally:
+            conn.close()
+        interval = _expected(rows) if joined and commit else _expected(existing)
+        assert _interval_rows(db, DAYS[0]) == interval
+        assert [r for r in db.rows() if r not in interval] == ([CALLERS_ROW] if commit else [])
 
     check()

@@ -90,6 +90,11 @@ class Engine(ABC):
         return False
 
     # -- shared ------------------------------------------------------------------------------
+    def stores_nanoseconds(self, declared_type: str) -> bool:
+        """True when a column declared `declared_type` keeps a timestamp's nanoseconds (none
+        by default: Python, SQLite's text and PostgreSQL hold microseconds)."""
+        return False
+
     def adapt(self, value: Any) -> Any:
         """A Python value as this engine's driver should bind it."""
         return value

@@ -12,8 +12,8 @@ from operator import itemgetter
 from typing import Any, Callable, Iterator
 from uuid import UUID
 
-from dagguard.idempotent.arrow_batch import ArrowBatch
-from dagguard.idempotent.arrow_convert import sqlite_arrays, sqlite_columns
+from dagguard.idempotent.arrow.batch import ArrowBatch
+from dagguard.idempotent.arrow.convert import sqlite_arrays, sqlite_columns
 from dagguard.idempotent.checksum import arrow_checksum
 from dagguard.idempotent.batch import AnyBatch
 from dagguard.idempotent.engines.base import Engine
@@ -233,7 +233,7 @@ def _numeric_affinity(declared: str) -> bool:
 
 
 def _arrow_fingerprint(table: Any) -> tuple[int, ...] | None:
-    from dagguard.idempotent.arrow_batch import from_arrow
+    from dagguard.idempotent.arrow.batch import from_arrow
 
     digest = arrow_checksum(from_arrow(table))
     if digest is None:
