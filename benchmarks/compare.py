@@ -382,7 +382,7 @@ def count_json(stdout: str) -> int | None:
     except json.JSONDecodeError:
         return None
     if isinstance(data, dict):
-        data = data.get("findings", data.get("diagnostics", data.get("violations")))
+        data = next((data[key] for key in ("findings", "diagnostics", "issues") if key in data), None)
     return len(data) if isinstance(data, list) else None
 
 
