@@ -78,3 +78,20 @@ def test_jobs_below_one_is_a_usage_error(tmp_path: Path, value: str) -> None:
                           capture_output=True, text=True, timeout=120, cwd=REPO)
     assert done.returncode == 2
     assert done.stderr.strip() == f"dagguard: error: --jobs must be at least 1, got {value}"
+
+
+def _dies_in_a_worker(item: int, parent_pid: int) -> int:
+    """Kills the worker process that runs it (as the OOM killer would); works in the parent."""
+    import os
+
+    if os.getpid() != parent_pid:
+        os._exit(1)
+    return item * 2
+
+
+def test_a_killed_worker_does_not_lose_files(monkeypatch) -> None:
+    import os
+
+    monkeypatch.setattr(parallel, "MIN_FILES_PER_JOB", 1)
+    items = list(range(12))
+    assert list(parallel.map_in_order(_dies_in_a_worker, items, os.getpid(), jobs=2)) == [i * 2 for i in items]
