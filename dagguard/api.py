@@ -52,7 +52,7 @@ def check_paths(paths: Iterable[Union[str, Path]], *, settings: Optional[Setting
 
 def files_to_check(paths: Iterable[Union[str, Path]], settings: Settings) -> list[Path]:
     """The files check_paths would check (`--show-files`)."""
-    return discover_files([Path(p) for p in paths if os.path.lexists(p)], settings)
+    return list(discover_files([Path(p) for p in paths if os.path.lexists(p)], settings).files)
 
 
 def describe_settings(settings: Settings) -> str:

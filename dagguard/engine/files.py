@@ -1,8 +1,10 @@
-"""Find the Python files to check under the given paths."""
+"""Find the Python files to check under the given paths, and read them."""
 
 from __future__ import annotations
 
 import os
+import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -14,38 +16,112 @@ SKIPPED_FOLDERS = frozenset({
     ".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".tox", ".nox", "node_modules",
     ".mypy_cache", ".ruff_cache", ".pytest_cache", ".eggs", "site-packages", "__pypackages__",
 })
+_KINDS = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+class UnreadableFile(Exception):
+    """A file that is not read: not a regular file, too large, or an OS error; the message says which."""
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """The files to check, and what could not be looked into, with why."""
+
+    files: tuple[Path, ...]
+    problems: tuple[tuple[Path, str], ...] = ()
 
 
 def _is_virtualenv(folder: Path) -> bool:
-    return (folder / "pyvenv.cfg").is_file()
+    try:
+        return (folder / "pyvenv.cfg").is_file()
+    except OSError:  # an unreadable folder: os.walk reports it when it tries to list it
+        return False
 
 
-def discover_files(paths: Iterable[Path], settings: Settings) -> list[Path]:
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def discover_files(paths: Iterable[Path], settings: Settings) -> Discovery:
     """Every .py file under `paths` (explicit files of any name too), minus exclusions, sorted.
 
     As in ruff, a path given explicitly is checked even if excluded, unless force-exclude.
+    Special files (pipes, devices) are never read: skipped in folders, reported when named.
     """
     found: set[Path] = set()
+    problems: list[tuple[Path, str]] = []
     for path in paths:
-        if not path.exists():
+        if not os.path.lexists(path):
             raise ConfigError(f"{path}: no such file or directory")
         skip = path_filter(path, settings)
-        if path.is_file():
+        try:
+            mode = path.stat().st_mode
+        except OSError:
+            # A broken symlink, an unreachable file: reading it reports why.
             if not (settings.force_exclude and skip(path, False)):
                 found.add(path)
             continue
-        for folder, subfolders, files in os.walk(path):
-            here = Path(folder)
-            subfolders[:] = sorted(
-                name for name in subfolders
-                if name not in SKIPPED_FOLDERS and not _is_virtualenv(here / name)
-                and not skip(here / name, True)
-            )
-            for name in files:
-                candidate = here / name
-                if name.endswith(".py") and not skip(candidate, False):
-                    found.add(candidate)
-    return sorted(found)
+        if stat.S_ISDIR(mode):
+            found.update(_walk(path, skip, problems))
+        elif settings.force_exclude and skip(path, False):
+            continue
+        elif stat.S_ISREG(mode):
+            found.add(path)
+        else:
+            problems.append((path, f"not checked: {_kind(mode)}, not a regular file"))
+    return Discovery(tuple(sorted(found)), tuple(problems))
+
+
+def _walk(root: Path, skip: Callable[[Path, bool], bool], problems: list[tuple[Path, str]]) -> Iterable[Path]:
+    def unreadable(error: OSError) -> None:
+        problems.append((Path(error.filename or root), f"cannot read the folder: {error.strerror or error}"))
+
+    for folder, subfolders, files in os.walk(root, onerror=unreadable):
+        here = Path(folder)
+        subfolders[:] = sorted(
+            name for name in subfolders
+            if name not in SKIPPED_FOLDERS and not _is_virtualenv(here / name)
+            and not skip(here / name, True)
+        )
+        for name in files:
+            candidate = here / name
+            if name.endswith(".py") and not skip(candidate, False) and _may_be_source(candidate):
+                yield candidate
+
+
+def _may_be_source(path: Path) -> bool:
+    """False for special files (a FIFO would block the read forever, /dev/zero never ends)."""
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return True  # a broken symlink or an unreadable file: reading it reports why
+
+
+def read_source(path: Path, max_bytes: int) -> bytes:
+    """The file's bytes; UnreadableFile unless it is a regular file of at most `max_bytes`."""
+    try:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; it changes nothing for files.
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise UnreadableFile(f"cannot read the file: {exc.strerror or exc}") from None
+    with os.fdopen(descriptor, "rb") as file:
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise UnreadableFile(f"not checked: {_kind(info.st_mode)}, not a regular file")
+        if info.st_size > max_bytes:
+            raise UnreadableFile(too_large_message(info.st_size, max_bytes))
+        try:
+            data = file.read(max_bytes + 1)
+        except OSError as exc:
+            raise UnreadableFile(f"cannot read the file: {exc.strerror or exc}") from None
+    if len(data) > max_bytes:  # it grew since fstat
+        raise UnreadableFile(too_large_message(len(data), max_bytes))
+    return data
+
+
+def too_large_message(size: int, max_bytes: int) -> str:
+    return f"file is too large to check ({size // 1024 // 1024} MiB, limit {max_bytes // 1024 // 1024} MiB)"
 
 
 def path_filter(top: Path, settings: Settings) -> Callable[[Path, bool], bool]:

@@ -2,10 +2,10 @@
 
 Every rule starts from a DAG, and a DAG is reached through Airflow's names or a project module
 (a factory, a wrapper class): a file qualifies for skipping only when its text names neither
-`airflow` nor `dag` in any case, CPython compiles it (so a syntax error still reaches the
-parser and becomes DG000), and it imports nothing but the standard library (so it cannot call
-a project factory whose name hides the DAG). Comments and strings count as text: a mention
-anywhere keeps the file, which errs on the side of checking.
+`airflow` nor `dag` in any case, the CPython precheck accepts it (so a syntax error or an
+expression too deep for libcst is still DG000), and it imports nothing but the standard
+library (so it cannot call a project factory whose name hides the DAG). Comments and strings
+count as text: a mention anywhere keeps the file, which errs on the side of checking.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import re
 import sys
 from typing import Union
 
+from dagguard.engine.precheck import cpython_check
+
 _DAG_TEXT = re.compile(rb"airflow|dag", re.IGNORECASE)
 
 
@@ -23,6 +25,8 @@ def cannot_touch_a_dag(source: Union[bytes, str]) -> bool:
     data = source.encode("utf-8", "surrogateescape") if isinstance(source, str) else source
     if _DAG_TEXT.search(data):
         return False
+    if cpython_check(source).error is not None:
+        return False  # a syntax error or a file too deep for libcst: its DG000 stands
     try:
         tree = compile(source, "<dag file>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError):

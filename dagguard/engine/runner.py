@@ -3,7 +3,6 @@ the reported nodes, then apply noqa and per-file-ignores."""
 
 from __future__ import annotations
 
-import ast
 import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,11 +12,12 @@ import libcst as cst
 
 from dagguard.config import Settings
 from dagguard.engine.deep_stack import run_deep
-from dagguard.engine.files import discover_files
+from dagguard.engine.files import UnreadableFile, discover_files, read_source, too_large_message
 from dagguard.engine.findings import Finding
 from dagguard.engine.noqa import is_suppressed, parse_noqa
 from dagguard.engine.parallel import map_in_order
 from dagguard.engine.positions import Span, locate_in_regions
+from dagguard.engine.precheck import cpython_check
 from dagguard.engine.relevance import cannot_touch_a_dag
 from dagguard.engine.selection import ignored_for_file, is_enabled, is_ignored
 from dagguard.model.branches import branch_paths
@@ -60,8 +60,10 @@ class CheckResult:
 
 def display_path(path: Path) -> str:
     """The path as ruff shows it: relative to the working directory when below it."""
+    # The folder is resolved, not the file: a symlink is shown by its own name, not its target's.
     try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
+        absolute = path.parent.resolve() / path.name if path.name else path.resolve()
+        return str(absolute.relative_to(Path.cwd().resolve()))
     except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
         return str(path)
 
@@ -74,37 +76,26 @@ def _syntax_finding(shown: str, line: int, column: int, message: str) -> Finding
 
 def _parse(source: Union[bytes, str], shown: str) -> Union[cst.Module, Finding]:
     if len(source) > MAX_FILE_BYTES:
-        return _syntax_finding(shown, 1, 1, f"file is too large to check ({len(source) // 1024 // 1024} MiB, "
-                                            f"limit {MAX_FILE_BYTES // 1024 // 1024} MiB)")
+        return _syntax_finding(shown, 1, 1, too_large_message(len(source), MAX_FILE_BYTES))
+    checked = cpython_check(source)
+    cpython = checked.error
+    if cpython is not None and cpython.decisive:
+        return _syntax_finding(shown, cpython.line, cpython.column, cpython.message)
     try:
-        return cst.parse_module(source)
+        return cst.parse_module(checked.source)
     except (RecursionError, MemoryError):
         return _syntax_finding(shown, 1, 1, "cannot parse: the file is nested too deeply")
     except Exception as exc:  # ParserSyntaxError, and a few other types on binary or odd input
         libcst_error = exc
     # CPython's message and position are the ones users know; libcst's are a fallback for
     # syntax CPython accepts but libcst does not.
-    cpython = _cpython_syntax_error(source)
     if cpython is not None:
-        line, column, message = cpython
-        return _syntax_finding(shown, line, column, f"SyntaxError: {message}")
+        return _syntax_finding(shown, cpython.line, cpython.column, cpython.message)
     if isinstance(libcst_error, cst.ParserSyntaxError):
         message = " ".join(libcst_error.message.split()) or "invalid syntax"
         return _syntax_finding(shown, max(libcst_error.raw_line, 1), libcst_error.raw_column + 1,
                                f"cannot parse: {message}")
     return _syntax_finding(shown, 1, 1, f"cannot parse: {libcst_error}")
-
-
-def _cpython_syntax_error(source: Union[bytes, str]) -> Optional[tuple[int, int, str]]:
-    try:
-        compile(source, "<dag file>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as exc:
-        return max(exc.lineno or 1, 1), max(exc.offset or 1, 1), exc.msg
-    except (ValueError, UnicodeDecodeError) as exc:  # null bytes, undecodable text
-        return 1, 1, str(exc)
-    except (RecursionError, MemoryError):
-        return 1, 1, "the file is nested too deeply"
-    return None
 
 
 def _source_text(source: Union[bytes, str], module: cst.Module) -> str:
@@ -133,6 +124,8 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
         model = build_file_model(module)
     except RecursionError:
         return FileResult(path, (_syntax_finding(shown, 1, 1, "cannot check: the file is nested too deeply"),))
+    except Exception as exc:  # a model bug: no rule can run on this file, the others go on
+        return FileResult(path, (), internal_errors=(_internal_error("the DAG model", shown, exc),))
     context = RuleContext(path=path, settings=settings, now=now)
     reports: list[tuple[Rule, Report]] = []
     errors: list[str] = []
@@ -141,8 +134,8 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
             continue
         try:
             reports.extend((rule, report) for report in rule.check(model, context))
-        except Exception as exc:  # a rule bug must not stop the other files
-            errors.append(f"internal error in {rule.code} on {shown}: {type(exc).__name__}: {exc}")
+        except Exception as exc:  # a rule bug must not stop the other rules or files
+            errors.append(_internal_error(rule.code, shown, exc))
 
     dag_nodes = [dag.report_node for dag in model.dags]
     # A finding that does not name its DAG gets the one whose code holds its node.
@@ -189,6 +182,10 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     return FileResult(path, tuple(findings), sites, len(model.dags), frozenset(flagged_dags), noqa, tuple(errors))
 
 
+def _internal_error(where: str, shown: str, exc: BaseException) -> str:
+    return f"internal error in {where} on {shown}: {type(exc).__name__}: {exc}"
+
+
 def _finding(rule: Rule, report: Report, span: Span, shown: str, dag: Optional[DagModel]) -> Finding:
     return Finding(
         path=shown, line=span.line, column=span.column, code=rule.code, rule=rule.name,
@@ -202,10 +199,18 @@ def check_file(path: Path, settings: Settings, now: dt.datetime) -> FileResult:
     """Read and check one file; an unreadable file is a DG000 finding."""
     shown = display_path(path)
     try:
-        source = path.read_bytes()
-    except OSError as exc:
-        return FileResult(path, (_syntax_finding(shown, 1, 1, f"cannot read the file: {exc.strerror or exc}"),))
+        source = read_source(path, MAX_FILE_BYTES)
+    except UnreadableFile as exc:
+        return FileResult(path, (_syntax_finding(shown, 1, 1, str(exc)),))
     return check_source(source, path, settings, now, shown)
+
+
+def _check_file_isolated(path: Path, settings: Settings, now: dt.datetime) -> FileResult:
+    """check_file, with any exception it lets through reported for this file alone."""
+    try:
+        return check_file(path, settings, now)
+    except Exception as exc:
+        return FileResult(path, (), internal_errors=(_internal_error("the checker", str(path), exc),))
 
 
 def _project_findings(results: Sequence[FileResult],
@@ -234,8 +239,8 @@ def _project_findings(results: Sequence[FileResult],
 
 
 def check_file_deep(path: Path, settings: Settings, now: dt.datetime) -> FileResult:
-    """check_file on the large-stack thread; what a pool worker runs for each file."""
-    return run_deep(check_file, path, settings, now)
+    """The isolated check_file on the large-stack thread; what a pool worker runs for each file."""
+    return run_deep(_check_file_isolated, path, settings, now)
 
 
 Progress = Callable[[int, int], None]  # called with (files checked, files to check)
@@ -244,12 +249,15 @@ Progress = Callable[[int, int], None]  # called with (files checked, files to ch
 def check_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime,
                 progress: Optional[Progress] = None, jobs: Optional[int] = None) -> CheckResult:
     """Check every Python file under `paths`, in `jobs` processes (default: all cores) when they pay."""
-    files = discover_files(list(paths), settings)
+    discovery = discover_files(list(paths), settings)
+    files = discovery.files
     results = []
     for result in map_in_order(check_file_deep, files, settings, now, jobs=jobs):
         results.append(result)
         if progress is not None:
             progress(len(results), len(files))
+    results += [FileResult(path, (_syntax_finding(display_path(path), 1, 1, problem),))
+                for path, problem in discovery.problems if is_enabled(SYNTAX_ERROR.code, settings)]
     return combine(results, settings)
 
 

@@ -10,7 +10,7 @@ import libcst as cst
 
 from dagguard.model.scope import ConstantBinding, Scope
 from dagguard.model.tree import child_nodes
-from dagguard.model.values import Evaluator
+from dagguard.model.values import Evaluator, simple_string_value
 
 _LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log"})
 
@@ -44,6 +44,10 @@ class CallableTree:
                 parent = self.parents.get(id(node))
                 if isinstance(parent, cst.AssignTarget) or (isinstance(parent, (cst.AnnAssign, cst.AugAssign))
                                                              and parent.target is node):
+                    continue
+                # `datetime.now` and `f(now=...)` spell the name without reading the variable.
+                if (isinstance(parent, cst.Attribute) and parent.attr is node) \
+                        or (isinstance(parent, cst.Arg) and parent.keyword is node):
                     continue
                 yield node
 
@@ -115,7 +119,7 @@ def formatted_text(node: cst.BaseExpression, scope: Scope, module: cst.Module,
         right = formatted_text(node.right, scope, module, names)
         return None if left is None or right is None else left + right
     if isinstance(node, cst.SimpleString):
-        value = node.evaluated_value
+        value = simple_string_value(node)
         return value if isinstance(value, str) else None
     if not isinstance(node, cst.FormattedString):
         return None

@@ -8,6 +8,7 @@ from typing import Optional
 import libcst as cst
 
 from dagguard.model.scope import Scope
+from dagguard.model.values import simple_string_value
 
 TYPE_CHECKING_NAMES = frozenset({"typing.TYPE_CHECKING", "typing_extensions.TYPE_CHECKING"})
 # The DAG processor imports a DAG file under a module name of its own, never "__main__".
@@ -42,4 +43,4 @@ def _is_dunder_name(expr: cst.BaseExpression, scope: Scope) -> bool:
 
 
 def _is_main_string(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.SimpleString) and expr.evaluated_value == _MAIN
+    return isinstance(expr, cst.SimpleString) and simple_string_value(expr) == _MAIN

@@ -6,11 +6,13 @@ from __future__ import annotations
 import datetime as dt
 import heapq
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 import libcst as cst
 
 from dagguard.model import airflow_names as names
+from dagguard.model.cron_count import count_cron_fires
 from dagguard.model.scope import ConstantBinding
 from dagguard.model.values import MAX_DEPTH, UNKNOWN, AssetSchedule, Evaluator, Timetable
 
@@ -29,7 +31,9 @@ if TYPE_CHECKING:
     from dagguard.model.dags import DagModel
 
 NOT_RECURRING = frozenset({"@once", "@continuous"})
-EXACT_STEPS = 1024  # beyond this many runs the count is extrapolated from the observed rate
+# Crons that calendar arithmetic cannot count (`L`, `W`, `#`, seconds) are stepped through
+# croniter, about 0.1 ms a step; beyond this many runs the count is extrapolated from the rate.
+EXACT_STEPS = 256
 
 
 @dataclass(frozen=True)
@@ -130,6 +134,7 @@ def keyword_argument(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
     return next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == name), None)
 
 
+@lru_cache(maxsize=1024)  # croniter parses the expression anew each time; files repeat theirs
 def _valid_cron(expression: str) -> bool:
     from croniter import croniter
 
@@ -159,9 +164,9 @@ def _count_runs(rec: Recurrence, start: dt.datetime, end: dt.datetime) -> int:
     if end < start:
         return 0
     if rec.delta is not None:
-        fires = int((end - start) / rec.delta) + 1
+        fires = (end - start) // rec.delta + 1
     else:
-        fires = _count_cron_fires(rec.crons, start, end)
+        fires = count_cron_fires(rec.crons, start, end) or _step_cron_fires(rec.crons, start, end)
     return max(fires - 1, 0) if rec.data_interval else fires
 
 
@@ -180,7 +185,7 @@ def _cron_fire_times(expressions: tuple[str, ...], start: dt.datetime) -> Iterat
         previous = fire
 
 
-def _count_cron_fires(expressions: tuple[str, ...], start: dt.datetime, end: dt.datetime) -> int:
+def _step_cron_fires(expressions: tuple[str, ...], start: dt.datetime, end: dt.datetime) -> int:
     fires = _cron_fire_times(expressions, start)
     first: Optional[dt.datetime] = None
     current = start
@@ -273,7 +278,34 @@ def recurs_on_a_clock(dag: "DagModel", airflow_version: str, create_cron_data_in
     """Do recurring fire times start the DAG's runs, so that catchup and backfills can queue many
     at once? False for None, @once, @continuous, assets alone, and schedules not statically known."""
     rec = dag_recurrence(dag, airflow_version, create_cron_data_intervals, composite_timetables=True)
+    if rec is UNKNOWN:
+        arg = schedule_argument(dag)
+        return arg is not None and is_custom_timetable(arg.node, Evaluator(dag.scope))
     return isinstance(rec, Recurrence)
+
+
+# Words in the names of Airflow's timetables that never build a backlog (see
+# NON_RECURRING_TIMETABLES): a custom class named like them is taken for one of them.
+_NON_RECURRING_WORDS = ("Null", "Once", "Continuous", "Asset", "Dataset", "Partition", "Event")
+
+
+def is_custom_timetable(node: cst.BaseExpression, evaluator: Evaluator, depth: int = 0) -> bool:
+    """`AfterWorkdayTimetable()`: an instance of a class, not one of Airflow's own timetables,
+    whose name ends in "Timetable" and does not say it is one of the non-recurring kinds. A
+    custom timetable computes its next run from the last one: it recurs, on a calendar of its
+    own that the linter cannot count."""
+    if depth > MAX_DEPTH:
+        return False
+    if isinstance(node, cst.Name):
+        binding = evaluator.scope.single(node.value)
+        return isinstance(binding, ConstantBinding) and is_custom_timetable(binding.value, evaluator, depth + 1)
+    if not isinstance(node, cst.Call):
+        return False
+    qual = evaluator.scope.qualname(node.func)
+    if qual is None or qual.startswith(("airflow.timetables.", "airflow.sdk.")):
+        return False  # Airflow's own classes are known by name; a new one is not guessed at
+    name = qual.rsplit(".", 1)[-1]
+    return name.endswith("Timetable") and not any(word in name for word in _NON_RECURRING_WORDS)
 
 
 def schedule_argument(dag: "DagModel") -> Optional["ArgValue"]:

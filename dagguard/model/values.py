@@ -120,14 +120,19 @@ class Evaluator:
             return UNKNOWN
         try:
             return self._value(node, depth)
-        except (ValueError, TypeError, OverflowError, ArithmeticError):
+        except (ValueError, TypeError, OverflowError, ArithmeticError, SyntaxError):
+            # SyntaxError: libcst evaluates string literals with ast.literal_eval, which
+            # refuses some that libcst parses (a NUL byte, an unknown \N{...} name).
             return UNKNOWN
 
     def _value(self, node: cst.BaseExpression, depth: int) -> Any:
         if type(node) is cst.SimpleString:
             return simple_string_value(node)
         if isinstance(node, cst.ConcatenatedString):
-            value = node.evaluated_value
+            try:
+                value = node.evaluated_value
+            except (SyntaxError, ValueError):  # a part ast.literal_eval refuses but libcst parsed
+                return UNKNOWN
             return UNKNOWN if value is None else value
         if isinstance(node, (cst.Integer, cst.Float)):
             return node.evaluated_value
@@ -338,7 +343,10 @@ def simple_string_value(node: cst.SimpleString) -> Any:
     if text[0] in "'\"" and "\\" not in text and "\r" not in text:
         quote = text[:3] if text[:3] in ('"""', "'''") else text[0]
         return text[len(quote):-len(quote)]
-    return node.evaluated_value
+    try:
+        return node.evaluated_value
+    except (SyntaxError, ValueError):  # what ast.literal_eval refuses but libcst parsed
+        return UNKNOWN
 
 
 def _make_datetime(args: list[Any], kwargs: dict[str, Any]) -> Any:

@@ -11,15 +11,18 @@ from tests.idempotent.helpers import DAY1, at, events, make_database
 CALLERS_ROW = (7, at(2, 3), "caller's own, uncommitted")
 
 
-def _caller_insert(conn, db) -> None:
-    """Open a transaction on `conn` holding the caller's uncommitted INSERT."""
+def _caller_insert(conn, db, copy_v_to: str | None = None) -> None:
+    """Open a transaction on `conn` holding the caller's uncommitted INSERT (with `v` also in the
+    column `copy_v_to`, for tables that hold it twice)."""
     if db.dialect == "duckdb":
         conn.begin()  # sqlite3 and psycopg open one implicitly
-    sql = "INSERT INTO events VALUES (?, ?, ?)"
     k, ts, v = CALLERS_ROW
+    columns, values = ["k", "ts", "v"], [k, ts.isoformat(" ") if db.dialect == "sqlite" else ts, v]
+    if copy_v_to is not None:
+        columns, values = columns + [copy_v_to], values + [v]
+    sql = f"INSERT INTO events ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
     # On the connection itself: a DuckDB cursor would be a connection of its own.
-    conn.execute(sql.replace("?", "%s") if db.dialect == "postgres" else sql,
-                 (k, ts.isoformat(" ") if db.dialect == "sqlite" else ts, v))
+    conn.execute(sql.replace("?", "%s") if db.dialect == "postgres" else sql, tuple(values))
 
 
 @pytest.mark.parametrize("strategy", ["replace", "merge"])
