@@ -31,9 +31,11 @@ def _now(now: Optional[dt.datetime]) -> dt.datetime:
 
 def check_paths(paths: Iterable[Union[str, Path]], *, settings: Optional[Settings] = None,
                 config: Optional[Path] = None, now: Optional[dt.datetime] = None,
-                progress: Optional[runner.Progress] = None) -> CheckResult:
+                progress: Optional[runner.Progress] = None, jobs: Optional[int] = None) -> CheckResult:
     """Check every Python file under `paths`; settings come from pyproject.toml unless given.
     `progress` is called with (files checked, files to check) after each file.
+
+    `jobs` processes check the files when there are enough of them (default: all cores).
 
     Paths that do not exist are listed in the result's `missing_paths`. Raises ConfigError for a
     bad configuration.
@@ -44,7 +46,7 @@ def check_paths(paths: Iterable[Union[str, Path]], *, settings: Optional[Setting
     # As ruff does, a path that does not exist is reported and the others are still checked.
     present = [p for p in path_list if os.path.lexists(p)]
     missing = tuple(str(p) for p in path_list if not os.path.lexists(p))
-    result = runner.check_paths(present, settings, _now(now), progress) if present else runner.combine([], settings)
+    result = runner.check_paths(present, settings, _now(now), progress, jobs) if present else runner.combine([], settings)
     return replace(result, missing_paths=missing) if missing else result
 
 

@@ -12,7 +12,10 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
+from dagguard import typer_plain
 from dagguard.cli_help import RuffStyleCommand
+
+typer_plain.install()
 
 if TYPE_CHECKING:
     import datetime
@@ -102,6 +105,8 @@ def check(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print the findings, but no summary"),
     silent: bool = typer.Option(False, "--silent", "-s",
                                 help="Print nothing (the exit code still says whether there are findings)"),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", metavar="N",
+                                       help="Check files in N processes (default: all cores; few files stay in one)"),
 ) -> None:
     """Check DAG files without importing or running them."""
     from dagguard import api
@@ -112,6 +117,8 @@ def check(
     except ValueError:
         raise fail(f"--output-format must be one of {', '.join(FORMATS)}, got {output_format!r}") from None
     targets = list(paths) if paths else [Path(".")]
+    if jobs is not None and jobs < 1:
+        raise fail(f"--jobs must be at least 1, got {jobs}")
     from_stdin = [str(p) for p in targets] == [api.STDIN] or (stdin_filename is not None and not paths)
     if api.STDIN in map(str, targets) and not from_stdin:
         raise fail("- (standard input) cannot be checked together with other paths")
@@ -132,7 +139,7 @@ def check(
         if from_stdin:
             result = api.check_stdin(api.read_stdin(), stdin_filename, settings=settings, now=fixed_now)
         else:
-            result = _check_with_progress(targets, settings, fixed_now, output_format, quiet or silent)
+            result = _check_with_progress(targets, settings, fixed_now, output_format, quiet or silent, jobs)
     except api.ConfigError as exc:
         raise fail(str(exc)) from None
     nothing_checked = bool(result.missing_paths) and result.files_checked == 0
@@ -148,16 +155,16 @@ def check(
 
 
 def _check_with_progress(targets: list[Path], settings: "Settings", now: Optional["datetime.datetime"],
-                         output_format: str, quiet: bool) -> "CheckResult":
+                         output_format: str, quiet: bool, jobs: Optional[int]) -> "CheckResult":
     from dagguard import api
     from dagguard.progress import DelayedProgressBar, wants_progress
     from dagguard.report import HUMAN_FORMATS
 
     if not wants_progress(output_format in HUMAN_FORMATS, quiet):
-        return api.check_paths(targets, settings=settings, now=now)
+        return api.check_paths(targets, settings=settings, now=now, jobs=jobs)
     bar = DelayedProgressBar()
     try:
-        return api.check_paths(targets, settings=settings, now=now, progress=bar)
+        return api.check_paths(targets, settings=settings, now=now, progress=bar, jobs=jobs)
     finally:
         bar.close()
 
