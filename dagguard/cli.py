@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
@@ -67,6 +68,13 @@ def check(
     config: Optional[Path] = typer.Option(None, "--config", help="Read [tool.dagguard] from this file instead of the nearest pyproject.toml."),
     now: Optional[str] = typer.Option(None, "--now", metavar="ISO8601", help="Fix 'now' for run-count estimates, for reproducible output."),
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when problems are found."),
+    fix: bool = typer.Option(False, "--fix", help="Apply fixes (safe ones; unsafe ones too with --unsafe-fixes)."),
+    unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Also apply (and count) the fixes that change what runs."),
+    diff: bool = typer.Option(False, "--diff", help="Print the diff --fix would write; write nothing (exit 1 when there is one)."),
+    fix_only: bool = typer.Option(False, "--fix-only", help="Apply fixes and report only what was fixed (implies --fix)."),
+    show_fixes: bool = typer.Option(False, "--show-fixes", help="List the fixes applied, per file."),
+    exit_non_zero_on_fix: bool = typer.Option(False, "--exit-non-zero-on-fix", help="Exit 1 when any fix was applied, even if nothing is left."),
+    add_noqa: bool = typer.Option(False, "--add-noqa", help="Add `# noqa: CODES` for every current finding."),
 ) -> None:
     """Check DAG files without importing or running them."""
     from dagguard.api import ConfigError, check_paths, discover_settings
@@ -82,7 +90,13 @@ def check(
             select=_codes(select),
             ignore=(settings.ignore + _codes(ignore)) if ignore else None,
         )
+        if fix or fix_only or diff or add_noqa:
+            from dagguard.cli_fixes import FixOptions, run_fixes
+
+            options = FixOptions(unsafe_fixes, diff, fix_only, show_fixes, exit_non_zero_on_fix, add_noqa, exit_zero)
+            raise typer.Exit(run_fixes(targets, settings, fixed_now, options, output_format, _use_color()))
         result = check_paths(targets, settings=settings, now=fixed_now)
+        result = replace(result, unsafe_fixes=unsafe_fixes)
     except ConfigError as exc:
         raise fail(str(exc)) from None
     sys.stdout.write(formatter(output_format)(result, _use_color() and output_format == "text"))

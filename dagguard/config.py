@@ -26,6 +26,9 @@ class Settings:
     airflow_version: str = "3"
     max_catchup_runs: int = 500
     create_cron_data_intervals: bool = False
+    # The values DG102/DG103's fixes write.
+    fix_max_active_runs: int = 1
+    fix_max_active_tasks: int = 4
     write_task_patterns: tuple[str, ...] = (
         "export", "load", "write", "sink", "upload", "publish", "sync", "insert", "merge", "push",
     )
@@ -105,6 +108,8 @@ def _converters(path: Path) -> Mapping[str, tuple[str, Callable[[Any], Any]]]:
         "max-catchup-runs": ("max_catchup_runs", _positive_int("max-catchup-runs", path)),
         "create-cron-data-intervals": ("create_cron_data_intervals", _boolean("create-cron-data-intervals", path)),
         "write-task-patterns": ("write_task_patterns", _strings("write-task-patterns", path)),
+        "fix-max-active-runs": ("fix_max_active_runs", _positive_int("fix-max-active-runs", path)),
+        "fix-max-active-tasks": ("fix_max_active_tasks", _positive_int("fix-max-active-tasks", path)),
     }
 
 

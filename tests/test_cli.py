@@ -53,7 +53,8 @@ def test_findings_exit_1_with_ruff_shaped_lines_and_summary(project):
     lines = run.stdout.splitlines()
     assert "dags/incident.py:4:6: DG102 DAG 'orders_hourly' sets no max_active_runs; up to 16 of its runs can run at once" in lines
     assert any(line.startswith("dags/incident.py:8:5: DG101 ") and "~10,000 runs" in line for line in lines)
-    assert lines[-1] == "Found 3 problems in 1 file (1 DAG clean)"
+    assert lines[-2] == "Found 3 problems in 1 file (1 DAG clean)"
+    assert lines[-1] == "No fixes available (3 hidden fixes can be enabled with the `--unsafe-fixes` option)"
     assert "\x1b[" not in run.stdout  # no colour when not a TTY
     assert run.stderr == ""
 

@@ -21,7 +21,7 @@ from dagguard.engine.selection import ignored_for_file, is_enabled
 from dagguard.model.branches import branch_paths
 from dagguard.model.dags import build_file_model
 from dagguard.rules import ALL_RULES, SYNTAX_ERROR, ProjectRule, Rule
-from dagguard.rules.base import DagSite, Report, RuleContext
+from dagguard.rules.base import DagSite, Fix, Report, RuleContext
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 
@@ -35,6 +35,10 @@ class FileResult:
     dags_with_findings: int = 0
     noqa: Mapping[int, Optional[frozenset[str]]] = field(default_factory=dict)
     internal_errors: tuple[str, ...] = ()
+    # Kept only when asked (check_source(keep_fixes=True)): the parsed tree the fixes' nodes
+    # belong to, and each fixable finding with its fix.
+    module: Optional[cst.Module] = field(default=None, compare=False, repr=False)
+    fixes: tuple[tuple[Finding, Fix], ...] = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,8 @@ class CheckResult:
     dag_count: int
     clean_dag_count: int
     internal_errors: tuple[str, ...] = ()
+    unsafe_fixes: bool = False         # are unsafe fixes applicable in this run (--unsafe-fixes)?
+    fixed: int = 0                     # findings fixed by --fix before these were found
 
     @property
     def files_with_findings(self) -> int:
@@ -110,7 +116,7 @@ def _is_active(rule: Rule, path: Path, settings: Settings) -> bool:
 
 
 def check_source(source: Union[bytes, str], path: Path, settings: Settings, now: dt.datetime,
-                 shown: Optional[str] = None) -> FileResult:
+                 shown: Optional[str] = None, keep_fixes: bool = False) -> FileResult:
     """Check one file's contents. Never raises for bad input: that becomes a DG000 finding."""
     shown = shown or display_path(path)
     parsed = _parse(source, shown)
@@ -142,6 +148,7 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     noqa = parse_noqa(_source_text(source, module)) if (reports or dag_nodes) else {}
 
     findings: list[Finding] = []
+    fixes: list[tuple[Finding, Fix]] = []
     flagged_dags: set[int] = set()
     for rule, report in reports:
         span = spans.get(id(report.node))
@@ -155,7 +162,10 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
             continue
         if report.dag is not None:
             flagged_dags.add(id(report.dag))
-        findings.append(_finding(rule, report, span, shown))
+        finding = _finding(rule, report, span, shown)
+        findings.append(finding)
+        if report.fix is not None:
+            fixes.append((finding, report.fix))
 
     located = [(dag, span) for dag in model.dags
                if dag.dag_id is not None and (span := spans.get(id(dag.report_node))) is not None]
@@ -169,7 +179,8 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
                 branches=paths.get(id(dag.report_node), ()))
         for dag, span in located
     )
-    return FileResult(path, tuple(findings), sites, len(model.dags), len(flagged_dags), noqa, tuple(errors))
+    return FileResult(path, tuple(findings), sites, len(model.dags), len(flagged_dags), noqa, tuple(errors),
+                      module if keep_fixes else None, tuple(fixes) if keep_fixes else ())
 
 
 def _finding(rule: Rule, report: Report, span: Span, shown: str) -> Finding:
@@ -177,7 +188,9 @@ def _finding(rule: Rule, report: Report, span: Span, shown: str) -> Finding:
         path=shown, line=span.line, column=span.column, code=rule.code, rule=rule.name,
         severity=report.severity or rule.severity, end_line=span.end_line, end_column=span.end_column,
         message=report.message, help=report.help,
-        dag_id=report.dag.dag_id if report.dag is not None else None, fixable=rule.fixable,
+        dag_id=report.dag.dag_id if report.dag is not None else None, fixable=report.fix is not None,
+        fix_safety=report.fix.safety if report.fix else None,
+        fix_description=report.fix.description if report.fix else None,
     )
 
 
@@ -208,7 +221,6 @@ def _project_findings(results: Sequence[FileResult], settings: Settings) -> tupl
                 path=display_path(site.path), line=site.line, column=site.column, code=rule.code,
                 rule=rule.name, severity=rule.severity, end_line=site.end_line,
                 end_column=site.end_column, message=message, help=help_text, dag_id=site.dag_id,
-                fixable=rule.fixable,
             ))
     return findings, len(findings)
 
@@ -216,7 +228,11 @@ def _project_findings(results: Sequence[FileResult], settings: Settings) -> tupl
 def check_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime) -> CheckResult:
     """Check every Python file under `paths`."""
     files = discover_files(list(paths), settings)
-    results = [run_deep(check_file, path, settings, now) for path in files]
+    return combine_results([run_deep(check_file, path, settings, now) for path in files], settings)
+
+
+def combine_results(results: Sequence[FileResult], settings: Settings) -> CheckResult:
+    """Run the cross-file rules over the files' results and total them up."""
     project, project_flagged = _project_findings(results, settings)
     findings = sorted([f for r in results for f in r.findings] + project,
                       key=lambda f: (f.path, f.line, f.column, f.code))
@@ -224,4 +240,4 @@ def check_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime) -> 
     flagged = sum(r.dags_with_findings for r in results)
     clean = max(dag_count - flagged - project_flagged, 0)
     errors = tuple(e for r in results for e in r.internal_errors)
-    return CheckResult(tuple(findings), len(files), dag_count, clean, errors)
+    return CheckResult(tuple(findings), len(results), dag_count, clean, errors)

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Optional
 
-from dagguard.model.dags import FileModel
-from dagguard.rules.base import Report, Rule, RuleContext
+import libcst as cst
+
+from dagguard.model.dags import DagModel, FileModel
+from dagguard.rules.base import UNSAFE, Fix, Report, Rule, RuleContext
+from dagguard.rules.edits import add_dag_keywords
 
 
 class MissingMaxActiveRuns(Rule):
     code = "DG102"
     name = "missing-max-active-runs"
     severity = "warning"
+    fixable = True
     summary = "The DAG sets no max_active_runs: up to 16 of its runs may run at once"
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
@@ -22,4 +26,11 @@ class MissingMaxActiveRuns(Rule):
                     message=f"{dag.label} sets no max_active_runs; up to 16 of its runs can run at once",
                     help="set max_active_runs=1 if runs must not overlap, or a small bound",
                     dag=dag,
+                    fix=_fix(dag, context.settings.fix_max_active_runs),
                 )
+
+
+def _fix(dag: DagModel, value: int) -> Optional[Fix]:
+    """Bounding the DAG changes how many of its runs may run at once: unsafe."""
+    edit = add_dag_keywords(dag, [("max_active_runs", cst.Integer(str(value)))])
+    return Fix(f"add max_active_runs={value}", UNSAFE, (edit,)) if edit is not None else None
