@@ -6,11 +6,11 @@ from typing import Iterable, Optional
 
 import libcst as cst
 
-from dagguard.model.arguments import ArgValue, Arguments
+from dagguard.model.arguments import ArgValue
 from dagguard.model.dags import FileModel, TaskModel
 from dagguard.model.scope import Scope
 from dagguard.rules.base import SAFE, Fix, Report, Rule, RuleContext
-from dagguard.rules.edits import rename_keyword, written_keyword
+from dagguard.rules.edits import remove_argument, rename_keyword, written_keyword
 
 # Checked against Airflow 3.3.2 with its standard provider: each raises TypeError ("Invalid
 # arguments were passed") when the operator is made, inside a DAG or not.
@@ -66,7 +66,7 @@ class RemovedOperatorArgument(Rule):
                     seen.add(id(arg.report_node))
                     message, help_ = found
                     yield Report(node=arg.report_node, message=f"{task.label} {message}", help=help_,
-                                 severity=severity, fix=_fix(name, arg, task.args))
+                                 severity=severity, fix=_fix(name, arg, task))
 
 
 def _airflow_class(task: TaskModel) -> Optional[str]:
@@ -101,12 +101,16 @@ def _removal(name: str, arg: ArgValue, class_name: str, scope: Scope) -> Optiona
     return f"passes {name}, which Airflow 3 rejects with a TypeError", help_
 
 
-def _fix(name: str, arg: ArgValue, args: Arguments) -> Optional[Fix]:
+def _fix(name: str, arg: ArgValue, task: TaskModel) -> Optional[Fix]:
     if name == "trigger_rule":
         return _trigger_rule_fix(arg)
-    new_name = RENAMED.get(name)
     written = written_keyword(arg)
-    if new_name is None or written is None or not args.surely_missing(new_name):
+    if name == "provide_context" and written is not None and isinstance(task.node, cst.Call) \
+            and any(a is written for a in task.node.args):
+        # Airflow 2 already ignored it (the context has been passed since 2.0).
+        return Fix("remove provide_context=", SAFE, remove_argument(task.node, written))
+    new_name = RENAMED.get(name)
+    if new_name is None or written is None or not task.args.surely_missing(new_name):
         return None
     return Fix(f"rename {name}= to {new_name}=", SAFE, (rename_keyword(written, new_name),))
 

@@ -29,13 +29,19 @@ def rename_keyword(arg: cst.Arg, new_name: str) -> Edit:
 
 
 def remove_argument(call: cst.Call, arg: cst.Arg) -> tuple[Edit, ...]:
-    """Drop `arg` from `call`; when it is the last one, the one before takes its comma (or lack of it)."""
+    """Drop `arg` from `call`: the argument before it takes its comma (or lack of it) and what
+    followed it, keeping its own end-of-line comment."""
     index = next(i for i, a in enumerate(call.args) if a is arg)
-    if index == len(call.args) - 1 and index > 0:
-        before = call.args[index - 1]
-        return ((arg, cst.RemoveFromParent()),
-                (before, before.with_changes(comma=arg.comma, whitespace_after_arg=arg.whitespace_after_arg)))
-    return ((arg, cst.RemoveFromParent()),)
+    if index == 0:
+        return ((arg, cst.RemoveFromParent()),)
+    before = call.args[index - 1]
+    comma = arg.comma
+    own = before.comma.whitespace_after if isinstance(before.comma, cst.Comma) else None
+    if isinstance(comma, cst.Comma) and isinstance(comma.whitespace_after, cst.ParenthesizedWhitespace) \
+            and isinstance(own, cst.ParenthesizedWhitespace):
+        comma = comma.with_changes(whitespace_after=comma.whitespace_after.with_changes(first_line=own.first_line))
+    return ((arg, cst.RemoveFromParent()),
+            (before, before.with_changes(comma=comma, whitespace_after_arg=arg.whitespace_after_arg)))
 
 
 def add_keywords(call: cst.Call, keywords: Sequence[tuple[str, cst.BaseExpression]]) -> Edit:

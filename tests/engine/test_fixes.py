@@ -158,3 +158,19 @@ def test_fix_values_come_from_config():
     settings = Settings(select=("DG102", "DG103"), fix_max_active_runs=3, fix_max_active_tasks=8)
     text = _fixed("from airflow import DAG\nDAG('x', schedule=None)\n", settings=settings).fixed.decode()
     assert "max_active_runs=3" in text and "max_active_tasks=8" in text
+
+
+def test_missing_schedule_on_airflow_2_gets_airflow_2s_daily_default_and_its_import():
+    settings = Settings(select=("DG105",), airflow_version="2")
+    source = "from airflow import DAG\n\nwith DAG('x'):\n    pass\n"
+    fixed = _fixed(source, unsafe=False, settings=settings).fixed.decode()
+    assert fixed == ("from airflow import DAG\nfrom datetime import timedelta\n\n"
+                     "with DAG('x', schedule=timedelta(days=1)):\n    pass\n")
+
+
+def test_removing_an_argument_keeps_the_layout_and_the_other_comments():
+    source = ("from airflow.sdk import DAG\n\nwith DAG(\n    'x',  # the id\n    schedule=None,\n"
+              "    sla_miss_callback=print,  # gone\n    tags=['a'],\n):\n    pass\n")
+    fixed = _fixed(source, settings=Settings(select=("DG106",))).fixed.decode()
+    assert fixed == ("from airflow.sdk import DAG\n\nwith DAG(\n    'x',  # the id\n    schedule=None,\n"
+                     "    tags=['a'],\n):\n    pass\n")
