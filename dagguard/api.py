@@ -15,7 +15,7 @@ from dagguard.engine import fixes
 from dagguard.engine.fixes import FileFix, FixRun
 
 __all__ = ["CheckResult", "ConfigError", "Finding", "Settings", "check_paths", "check_source", "discover_settings",
-           "fix_paths", "fix_source"]
+           "add_noqa", "fix_paths", "fix_source"]
 
 
 def _now(now: Optional[dt.datetime]) -> dt.datetime:
@@ -59,3 +59,14 @@ def fix_source(source: Union[str, bytes], path: Union[str, Path] = "<string>.py"
     """Fix one file's contents (per-file rules only); nothing is written."""
     data = source.encode("utf-8") if isinstance(source, str) else source
     return run_deep(fixes.fix_source, data, Path(path), settings or Settings(), _now(now), unsafe_fixes, str(path))
+
+
+def add_noqa(paths: Iterable[Union[str, Path]], *, settings: Optional[Settings] = None,
+             config: Optional[Path] = None, now: Optional[dt.datetime] = None) -> int:
+    """Add `# noqa: CODES` for every current finding under `paths`; returns the lines changed."""
+    from dagguard.engine.add_noqa import add_noqa as add
+
+    path_list = [Path(p) for p in paths]
+    if settings is None:
+        settings = discover_settings(path_list, config)
+    return add(path_list, settings, _now(now))   # check_paths runs each file on the deep stack

@@ -9,7 +9,7 @@ import os
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Iterable, Optional
 
 import typer
 
@@ -100,11 +100,17 @@ def check(
     except ConfigError as exc:
         raise fail(str(exc)) from None
     sys.stdout.write(formatter(output_format)(result, _use_color() and output_format == "text"))
+    print_warnings(result.warnings)
     for error in result.internal_errors:
         typer.echo(f"dagguard: {error} (please report this bug)", err=True)
     if result.internal_errors:
         raise typer.Exit(code=2)
     raise typer.Exit(code=0 if exit_zero or not result.findings else 1)
+
+
+def print_warnings(warnings: Iterable[str]) -> None:
+    for warning in warnings:
+        typer.echo(f"dagguard: warning: {warning}", err=True)
 
 
 def _parse_now(value: Optional[str]) -> Optional["datetime.datetime"]:

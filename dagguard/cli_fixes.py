@@ -60,6 +60,9 @@ def run_fixes(targets: Sequence[Path], settings: Settings, now: Optional[dt.date
             sys.stdout.write(text)
         else:
             sys.stderr.write(text)
+    from dagguard.cli import print_warnings
+
+    print_warnings(run.result.warnings)
     for error in run.result.internal_errors:
         typer.echo(f"dagguard: {error} (please report this bug)", err=True)
     if run.result.internal_errors:

@@ -15,12 +15,12 @@ from dagguard.config import Settings
 from dagguard.engine.deep_stack import run_deep
 from dagguard.engine.files import discover_files
 from dagguard.engine.findings import Finding
-from dagguard.engine.noqa import is_suppressed, parse_noqa
+from dagguard.engine.noqa import is_suppressed, noqa_warnings, parse_noqa
 from dagguard.engine.positions import Span, locate
 from dagguard.engine.selection import ignored_for_file, is_enabled
 from dagguard.model.branches import branch_paths
 from dagguard.model.dags import build_file_model
-from dagguard.rules import ALL_RULES, SYNTAX_ERROR, ProjectRule, Rule
+from dagguard.rules import ALL_RULES, RULES_BY_CODE, SYNTAX_ERROR, ProjectRule, Rule
 from dagguard.rules.base import DagSite, Fix, Report, RuleContext
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
@@ -39,6 +39,7 @@ class FileResult:
     # belong to, and each fixable finding with its fix.
     module: Optional[cst.Module] = field(default=None, compare=False, repr=False)
     fixes: tuple[tuple[Finding, Fix], ...] = field(default=(), compare=False, repr=False)
+    warnings: tuple[str, ...] = ()     # `path:line: message` lines, e.g. a noqa naming no rule
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class CheckResult:
     clean_dag_count: int
     internal_errors: tuple[str, ...] = ()
     unsafe_fixes: bool = False         # are unsafe fixes applicable in this run (--unsafe-fixes)?
+    warnings: tuple[str, ...] = ()
     fixed: int = 0                     # findings fixed by --fix before these were found
 
     @property
@@ -145,7 +147,10 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     except RecursionError:
         return FileResult(path, (_syntax_finding(shown, 1, 1, "cannot check: the file is nested too deeply"),))
     # Findings need it now; DAG sites need it later, for the cross-file rules.
-    noqa = parse_noqa(_source_text(source, module)) if (reports or dag_nodes) else {}
+    text = _source_text(source, module)
+    noqa = parse_noqa(text)
+    warnings = tuple(f"{shown}:{line}: {message}" for line, message in noqa_warnings(text, RULES_BY_CODE)) \
+        if noqa else ()
 
     findings: list[Finding] = []
     fixes: list[tuple[Finding, Fix]] = []
@@ -180,7 +185,7 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
         for dag, span in located
     )
     return FileResult(path, tuple(findings), sites, len(model.dags), len(flagged_dags), noqa, tuple(errors),
-                      module if keep_fixes else None, tuple(fixes) if keep_fixes else ())
+                      module if keep_fixes else None, tuple(fixes) if keep_fixes else (), warnings)
 
 
 def _finding(rule: Rule, report: Report, span: Span, shown: str) -> Finding:
@@ -240,4 +245,5 @@ def combine_results(results: Sequence[FileResult], settings: Settings) -> CheckR
     flagged = sum(r.dags_with_findings for r in results)
     clean = max(dag_count - flagged - project_flagged, 0)
     errors = tuple(e for r in results for e in r.internal_errors)
-    return CheckResult(tuple(findings), len(results), dag_count, clean, errors)
+    warnings = tuple(w for r in results for w in r.warnings)
+    return CheckResult(tuple(findings), len(results), dag_count, clean, errors, warnings=warnings)
