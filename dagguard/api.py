@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import sys
 from pathlib import Path
 from typing import Iterable, Optional, Union
 
@@ -16,6 +17,14 @@ from dagguard.engine.fixes import FileFix, FixRun
 
 __all__ = ["CheckResult", "ConfigError", "Finding", "Settings", "check_paths", "check_source", "discover_settings",
            "add_noqa", "fix_paths", "fix_source"]
+
+
+STDIN = "-"   # the path that means "read the file from standard input"
+
+
+def read_stdin() -> bytes:
+    """The file given on standard input, as bytes (its encoding is read like a file's)."""
+    return sys.stdin.buffer.read()
 
 
 def _now(now: Optional[dt.datetime]) -> dt.datetime:

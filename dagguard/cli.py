@@ -75,6 +75,8 @@ def check(
     show_fixes: bool = typer.Option(False, "--show-fixes", help="List the fixes applied, per file."),
     exit_non_zero_on_fix: bool = typer.Option(False, "--exit-non-zero-on-fix", help="Exit 1 when any fix was applied, even if nothing is left."),
     add_noqa: bool = typer.Option(False, "--add-noqa", help="Add `# noqa: CODES` for every current finding."),
+    stdin_filename: Optional[Path] = typer.Option(None, "--stdin-filename",
+                                                  help="The name of the file read from stdin (`-`), for config and messages."),
 ) -> None:
     """Check DAG files without importing or running them."""
     from dagguard.api import ConfigError, check_paths, discover_settings
@@ -85,15 +87,19 @@ def check(
     targets = list(paths) if paths else [Path(".")]
     try:
         fixed_now = _parse_now(now)
-        settings = discover_settings(targets, config)
+        from_stdin = [str(p) for p in targets] == ["-"]
+        settings = discover_settings([stdin_filename] if from_stdin and stdin_filename else
+                                     ([] if from_stdin else targets), config)
         settings = settings.with_overrides(
             select=_codes(select),
             ignore=(settings.ignore + _codes(ignore)) if ignore else None,
         )
         if fix or fix_only or diff or add_noqa:
-            from dagguard.cli_fixes import FixOptions, run_fixes
+            from dagguard.cli_fixes import FixOptions, run_fixes, run_stdin_fixes
 
             options = FixOptions(unsafe_fixes, diff, fix_only, show_fixes, exit_non_zero_on_fix, add_noqa, exit_zero)
+            if from_stdin:
+                raise typer.Exit(run_stdin_fixes(stdin_filename, settings, fixed_now, options, output_format))
             raise typer.Exit(run_fixes(targets, settings, fixed_now, options, output_format, _use_color()))
         result = check_paths(targets, settings=settings, now=fixed_now)
         result = replace(result, unsafe_fixes=unsafe_fixes)

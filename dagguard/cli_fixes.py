@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 import typer
 
 from dagguard.config import Settings
-from dagguard.engine.fixes import FileFix, FixRun
+from dagguard.engine.fixes import DroppedFix, FileFix
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ def run_fixes(targets: Sequence[Path], settings: Settings, now: Optional[dt.date
         return 0
     run = api.fix_paths(targets, unsafe_fixes=options.unsafe_fixes, write=not options.diff,
                         settings=settings, now=now)
-    report_dropped(run)
+    report_dropped(run.dropped)
     if options.diff:
         changed = [f for f in run.files if f.changed]
         sys.stdout.write("".join(unified_diff(f) for f in changed))
@@ -74,8 +74,8 @@ def run_fixes(targets: Sequence[Path], settings: Settings, now: Optional[dt.date
     return 1 if run.result.findings else 0
 
 
-def report_dropped(run: FixRun) -> None:
-    for dropped in run.dropped:
+def report_dropped(dropped_fixes: Sequence[DroppedFix]) -> None:
+    for dropped in dropped_fixes:
         typer.echo(f"dagguard: warning: {dropped.path}:{dropped.line}: {dropped.code} fix not applied "
                    f"({dropped.description}): the fixed file would not compile", err=True)
 
@@ -93,3 +93,38 @@ def show_fixes(files: Sequence[FileFix]) -> str:
         counts = Counter((a.code, a.rule) for a in file_fix.applied)
         lines.extend(f"    {count} × {code} ({rule})" for (code, rule), count in sorted(counts.items()))
     return "\n".join(lines) + "\n"
+
+
+def run_stdin_fixes(filename: Optional[Path], settings: Settings, now: Optional[dt.datetime], options: FixOptions,
+                    output_format: str) -> int:
+    """`check --fix -`: the fixed source on stdout, the findings left on stderr (what editors call)."""
+    from dagguard import api
+    from dagguard.engine.fixes import unified_diff
+    from dagguard.engine.runner import CheckResult
+    from dagguard.report import formatter
+
+    if options.add_noqa:
+        raise api.ConfigError("--add-noqa edits files; it does not read stdin")
+    shown = str(filename) if filename else api.STDIN
+    file_fix = api.fix_source(api.read_stdin(), shown, unsafe_fixes=options.unsafe_fixes, settings=settings, now=now)
+    report_dropped(file_fix.dropped)
+    if options.diff:
+        sys.stdout.write(unified_diff(file_fix))
+        return 1 if file_fix.changed else 0
+    sys.stdout.buffer.write(file_fix.fixed)
+    sys.stdout.flush()
+    left = file_fix.result
+    result = CheckResult(left.findings, 1, left.dag_count, max(left.dag_count - left.dags_with_findings, 0),
+                         left.internal_errors, options.unsafe_fixes, warnings=left.warnings,
+                         fixed=len(file_fix.applied))
+    if not options.fix_only:
+        sys.stderr.write(formatter(output_format)(result, False))
+    if options.show_fixes:
+        sys.stderr.write(show_fixes([file_fix]))
+    if result.internal_errors:
+        return 2
+    if options.exit_non_zero_on_fix and file_fix.applied:
+        return 1
+    if options.fix_only or options.exit_zero:
+        return 0
+    return 1 if result.findings else 0
