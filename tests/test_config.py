@@ -80,3 +80,15 @@ def test_a_config_that_is_a_folder_or_has_a_non_table_tool_is_a_config_error(tmp
     with pytest.raises(ConfigError, match=r"`tool` must be a table \(\[tool.dagguard\]\), not str"):
         load_file(odd)
     assert discover_settings([tmp_path]) == Settings()  # found upwards: not a dagguard config
+
+
+def test_fix_values_are_validated(tmp_path):
+    import pytest as _pytest
+
+    from dagguard.config import ConfigError, parse_table
+
+    settings = parse_table({"fix-max-active-runs": 2, "fix-max-active-tasks": 8}, tmp_path / "pyproject.toml")
+    assert (settings.fix_max_active_runs, settings.fix_max_active_tasks) == (2, 8)
+    for bad in (0, "1", True):
+        with _pytest.raises(ConfigError, match="fix-max-active-runs must be a positive integer"):
+            parse_table({"fix-max-active-runs": bad}, tmp_path / "pyproject.toml")
