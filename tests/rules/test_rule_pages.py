@@ -88,3 +88,21 @@ def _option_value(text: str):
     if text in ("true", "false"):
         return text == "true"
     return text
+
+
+def _messy(text: str) -> bytes:
+    """The example with a BOM, CRLF endings, comments and odd spacing around it."""
+    body = "# leading   comment, 'quotes' kept\n\n" + text + "\n\nodd  =  {'a':1}   ;  other = ( 2 )  # trailing\n"
+    return b"\xef\xbb\xbf" + body.replace("\n", "\r\n").encode("utf-8")
+
+
+@pytest.mark.parametrize(("rule", "example"), FIXED_CASES)
+def test_page_fix_keeps_bom_crlf_comments_and_spacing(tmp_path, rule, example):
+    options = {key: _option_value(value) for key, value in example.options}
+    settings = parse_table(options, tmp_path / "pyproject.toml") if options else Settings()
+    settings = settings.with_overrides(select=(rule.code,))
+    result = fix_source(_messy(example.code), tmp_path / "example_dag.py", unsafe_fixes=True, settings=settings,
+                        now=NOW)
+    assert result.fixed == _messy(example.fixed)
+    again = fix_source(result.fixed, tmp_path / "example_dag.py", unsafe_fixes=True, settings=settings, now=NOW)
+    assert again.fixed == result.fixed and again.applied == ()
