@@ -174,3 +174,13 @@ def test_removing_an_argument_keeps_the_layout_and_the_other_comments():
     fixed = _fixed(source, settings=Settings(select=("DG106",))).fixed.decode()
     assert fixed == ("from airflow.sdk import DAG\n\nwith DAG(\n    'x',  # the id\n    schedule=None,\n"
                      "    tags=['a'],\n):\n    pass\n")
+
+
+def test_data_interval_timetable_takes_the_start_dates_timezone_and_its_import():
+    source = ("import pendulum\nfrom airflow.sdk import DAG\nfrom airflow.providers.common.sql.operators.sql import "
+              "SQLExecuteQueryOperator\n\nwith DAG('d', schedule='0 6 * * *', start_date=pendulum.datetime(2026, 1, 1, "
+              "tz='Europe/Amsterdam')):\n    SQLExecuteQueryOperator(task_id='t', conn_id='c', sql=\"SELECT 1 FROM t "
+              "WHERE ts >= '{{ data_interval_start }}' AND ts < '{{ data_interval_end }}'\")\n")
+    fixed = _fixed(source, settings=Settings(select=("DG206",))).fixed.decode()
+    assert "from airflow.sdk import CronDataIntervalTimetable, DAG\n" in fixed
+    assert "schedule=CronDataIntervalTimetable('0 6 * * *', timezone='Europe/Amsterdam')" in fixed
