@@ -53,9 +53,9 @@ sys.path.insert(0, str(REPO_ROOT))
 from dagguard.idempotent import Interval, write_interval  # noqa: E402
 # The baselines convert Arrow columns as dagguard does (the fastest way known), so the ratios
 # measure dagguard's own work, not a slower conversion in the baseline.
-from dagguard.idempotent.arrow_batch import from_arrow  # noqa: E402
-from dagguard.idempotent.arrow_convert import postgres_csv, utc_text  # noqa: E402
-from dagguard.idempotent.arrow_pg_binary import binary_copy  # noqa: E402
+from dagguard.idempotent.arrow.batch import from_arrow  # noqa: E402
+from dagguard.idempotent.arrow.convert import postgres_csv, utc_text  # noqa: E402
+from dagguard.idempotent.arrow.pg_binary import binary_copy  # noqa: E402
 from dagguard.idempotent.engines import engine_for  # noqa: E402
 from dagguard.idempotent.ledger import ensure_ledger  # noqa: E402
 from tests.support.postgres import server_setting  # noqa: E402

@@ -3,28 +3,27 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterable, Optional, Union
 
-from dagguard.config import ConfigError, Settings, discover_settings
+from dagguard.config import ConfigError, Settings, describe, discover_settings, split_config_options
 from dagguard.engine.findings import Finding
 from dagguard.engine.runner import CheckResult
 from dagguard.engine import runner
 from dagguard.engine.deep_stack import run_deep
 from dagguard.engine import fixes
 from dagguard.engine.fixes import FileFix, FixRun
+from dagguard.engine.files import discover_files, path_filter
+from dagguard.engine.selection import enabled_codes
 
-__all__ = ["CheckResult", "ConfigError", "Finding", "Settings", "check_paths", "check_source", "discover_settings",
+__all__ = ["CheckResult", "ConfigError", "Finding", "Settings", "check_paths", "check_source", "check_stdin",
+           "describe_settings", "discover_settings", "files_to_check", "read_stdin", "split_config_options",
            "add_noqa", "fix_paths", "fix_source"]
 
-
-STDIN = "-"   # the path that means "read the file from standard input"
-
-
-def read_stdin() -> bytes:
-    """The file given on standard input, as bytes (its encoding is read like a file's)."""
-    return sys.stdin.buffer.read()
+STDIN = "-"  # the path that means standard input, as in ruff
 
 
 def _now(now: Optional[dt.datetime]) -> dt.datetime:
@@ -34,15 +33,32 @@ def _now(now: Optional[dt.datetime]) -> dt.datetime:
 
 
 def check_paths(paths: Iterable[Union[str, Path]], *, settings: Optional[Settings] = None,
-                config: Optional[Path] = None, now: Optional[dt.datetime] = None) -> CheckResult:
+                config: Optional[Path] = None, now: Optional[dt.datetime] = None,
+                progress: Optional[runner.Progress] = None) -> CheckResult:
     """Check every Python file under `paths`; settings come from pyproject.toml unless given.
+    `progress` is called with (files checked, files to check) after each file.
 
-    Raises ConfigError for a bad configuration or a path that does not exist.
+    Paths that do not exist are listed in the result's `missing_paths`. Raises ConfigError for a
+    bad configuration.
     """
     path_list = [Path(p) for p in paths]
     if settings is None:
         settings = discover_settings(path_list, config)
-    return runner.check_paths(path_list, settings, _now(now))
+    # As ruff does, a path that does not exist is reported and the others are still checked.
+    present = [p for p in path_list if os.path.lexists(p)]
+    missing = tuple(str(p) for p in path_list if not os.path.lexists(p))
+    result = runner.check_paths(present, settings, _now(now), progress) if present else runner.combine([], settings)
+    return replace(result, missing_paths=missing) if missing else result
+
+
+def files_to_check(paths: Iterable[Union[str, Path]], settings: Settings) -> list[Path]:
+    """The files check_paths would check (`--show-files`)."""
+    return discover_files([Path(p) for p in paths if os.path.lexists(p)], settings)
+
+
+def describe_settings(settings: Settings) -> str:
+    """The resolved settings and the rules they enable (`--show-settings`)."""
+    return describe(settings, enabled_codes(settings))
 
 
 def check_source(source: Union[str, bytes], path: Union[str, Path] = "<string>.py", *,
@@ -50,6 +66,31 @@ def check_source(source: Union[str, bytes], path: Union[str, Path] = "<string>.p
     """Check one file's contents (per-file rules only) and return its findings."""
     result = run_deep(runner.check_source, source, Path(path), settings or Settings(), _now(now), str(path))
     return sorted(result.findings, key=lambda f: (f.line, f.column, f.code))
+
+
+def read_stdin() -> bytes:
+    """Standard input as one file's bytes: the one place `check -` (and a later `--fix -`) reads it."""
+    return sys.stdin.buffer.read()
+
+
+def stdin_settings(filename: Optional[Path], config: Optional[Path] = None) -> Settings:
+    """Settings for stdin: found from the folder `--stdin-filename` names, else the working one."""
+    return discover_settings([filename] if filename is not None else [], config)
+
+
+def check_stdin(source: Union[str, bytes], filename: Optional[Union[str, Path]] = None, *,
+                settings: Optional[Settings] = None, now: Optional[dt.datetime] = None) -> CheckResult:
+    """Check one file's contents as if it were at `filename` (config matching, messages), with
+    every rule, as check_paths would check that one file."""
+    path = Path(filename) if filename is not None else None
+    if settings is None:
+        settings = stdin_settings(path)
+    if path is not None and settings.force_exclude and path_filter(path, settings)(path, False):
+        return runner.combine([], settings)  # excluded: nothing to check, as in ruff
+    shown = runner.display_path(path) if path is not None else STDIN
+    checked = run_deep(runner.check_source, source, path or Path(STDIN), settings, _now(now), shown)
+    text = source if isinstance(source, str) else source.decode("utf-8", errors="replace")
+    return replace(runner.combine([checked], settings), sources={shown: text})
 
 
 def fix_paths(paths: Iterable[Union[str, Path]], *, unsafe_fixes: bool = False, write: bool = True,

@@ -13,11 +13,18 @@ from typing import TYPE_CHECKING, Iterable, Optional
 
 import typer
 
+from dagguard.cli_help import RuffStyleCommand
+
 if TYPE_CHECKING:
     import datetime
 
+    from dagguard.config import RuleSelection, Settings
+    from dagguard.engine.runner import CheckResult
+
 app = typer.Typer(
     add_completion=False,
+    rich_markup_mode=None,  # plain help, as ruff's; rich markup ate `[tool.dagguard]`
+    context_settings={"help_option_names": ["-h", "--help"]},
     no_args_is_help=True,
     help="Stops Apache Airflow pipelines from flooding schedulers and duplicating data.",
     pretty_exceptions_enable=False,
@@ -53,21 +60,49 @@ def _use_color() -> bool:
     return sys.stdout.isatty() and "NO_COLOR" not in os.environ
 
 
-def _codes(values: Optional[list[str]]) -> Optional[tuple[str, ...]]:
-    if not values:
-        return None
-    return tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
+_FORMATS_HELP = "concise, full, json, json-lines, junit, grouped, github, gitlab, sarif or rdjson (also --format)"
 
 
-@app.command()
+@app.command(cls=RuffStyleCommand)
 def check(
-    paths: list[Path] = typer.Argument(None, help="Files or folders to check (default: the current folder)."),
-    output_format: str = typer.Option("text", "--format", help="text, json, sarif or github."),
-    select: Optional[list[str]] = typer.Option(None, "--select", help="Only these codes or prefixes (replaces the config's select)."),
-    ignore: Optional[list[str]] = typer.Option(None, "--ignore", help="Also ignore these codes or prefixes."),
-    config: Optional[Path] = typer.Option(None, "--config", help="Read [tool.dagguard] from this file instead of the nearest pyproject.toml."),
-    now: Optional[str] = typer.Option(None, "--now", metavar="ISO8601", help="Fix 'now' for run-count estimates, for reproducible output."),
-    exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when problems are found."),
+    paths: Optional[list[Path]] = typer.Argument(
+        None, metavar="PATHS", show_default=False,
+        help="Files or folders to check, or - for standard input [default: .]"),
+    output_format: str = typer.Option("concise", "--output-format", "--format", metavar="OUTPUT_FORMAT",
+                                      help=_FORMATS_HELP),
+    output_file: Optional[Path] = typer.Option(None, "--output-file", "-o", metavar="OUTPUT_FILE",
+                                               help="Write the report to this file instead of stdout"),
+    select: Optional[list[str]] = typer.Option(None, "--select", metavar="RULE_CODE",
+                                               help="Only these rule codes or prefixes (ALL: every rule); "
+                                                    "replaces the configured selection"),
+    extend_select: Optional[list[str]] = typer.Option(None, "--extend-select", metavar="RULE_CODE",
+                                                      help="Also these rule codes or prefixes"),
+    ignore: Optional[list[str]] = typer.Option(None, "--ignore", metavar="RULE_CODE",
+                                               help="Ignore these rule codes or prefixes"),
+    extend_ignore: Optional[list[str]] = typer.Option(None, "--extend-ignore", metavar="RULE_CODE",
+                                                      help="Also ignore these rule codes or prefixes"),
+    config: Optional[list[str]] = typer.Option(
+        None, "--config", metavar="CONFIG_OPTION",
+        help="A config file to read [tool.dagguard] from instead of the nearest pyproject.toml, or a "
+             "KEY = VALUE pair of [tool.dagguard] that overrides it (e.g. --config 'max-catchup-runs = 50')"),
+    stdin_filename: Optional[Path] = typer.Option(
+        None, "--stdin-filename", metavar="STDIN_FILENAME",
+        help="The file name of standard input, for config matching and messages"),
+    no_respect_gitignore: bool = typer.Option(False, "--no-respect-gitignore",
+                                              help="Check files that .gitignore and .ignore files exclude"),
+    force_exclude: bool = typer.Option(False, "--force-exclude",
+                                       help="Apply exclude and ignore files to paths given explicitly too "
+                                            "(as pre-commit passes them)"),
+    statistics: bool = typer.Option(False, "--statistics", help="Show how many findings each rule has"),
+    show_files: bool = typer.Option(False, "--show-files", help="List the files that would be checked, and exit"),
+    show_settings: bool = typer.Option(False, "--show-settings",
+                                       help="Show the settings that would be used, and exit"),
+    now: Optional[str] = typer.Option(None, "--now", metavar="ISO8601",
+                                      help="Fix 'now' for run-count estimates, for reproducible output"),
+    exit_zero: bool = typer.Option(False, "--exit-zero", "-e", help="Exit 0 even when problems are found"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print the findings, but no summary"),
+    silent: bool = typer.Option(False, "--silent", "-s",
+                                help="Print nothing (the exit code still says whether there are findings)"),
     fix: bool = typer.Option(False, "--fix", help="Apply fixes (safe ones; unsafe ones too with --unsafe-fixes)."),
     unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Also apply (and count) the fixes that change what runs."),
     diff: bool = typer.Option(False, "--diff", help="Print the diff --fix would write; write nothing (exit 1 when there is one)."),
@@ -75,25 +110,33 @@ def check(
     show_fixes: bool = typer.Option(False, "--show-fixes", help="List the fixes applied, per file."),
     exit_non_zero_on_fix: bool = typer.Option(False, "--exit-non-zero-on-fix", help="Exit 1 when any fix was applied, even if nothing is left."),
     add_noqa: bool = typer.Option(False, "--add-noqa", help="Add `# noqa: CODES` for every current finding."),
-    stdin_filename: Optional[Path] = typer.Option(None, "--stdin-filename",
-                                                  help="The name of the file read from stdin (`-`), for config and messages."),
 ) -> None:
     """Check DAG files without importing or running them."""
-    from dagguard.api import ConfigError, check_paths, discover_settings
-    from dagguard.report import FORMATS, formatter
+    from dagguard import api
+    from dagguard.report import FORMATS, canonical_format
 
-    if output_format not in FORMATS:
-        raise fail(f"--format must be one of {', '.join(FORMATS)}, got {output_format!r}")
+    try:
+        output_format = canonical_format(output_format)
+    except ValueError:
+        raise fail(f"--output-format must be one of {', '.join(FORMATS)}, got {output_format!r}") from None
     targets = list(paths) if paths else [Path(".")]
+    from_stdin = [str(p) for p in targets] == [api.STDIN] or (stdin_filename is not None and not paths)
+    if api.STDIN in map(str, targets) and not from_stdin:
+        raise fail("- (standard input) cannot be checked together with other paths")
     try:
         fixed_now = _parse_now(now)
-        from_stdin = [str(p) for p in targets] == ["-"]
-        settings = discover_settings([stdin_filename] if from_stdin and stdin_filename else
-                                     ([] if from_stdin else targets), config)
-        settings = settings.with_overrides(
-            select=_codes(select),
-            ignore=(settings.ignore + _codes(ignore)) if ignore else None,
-        )
+        config_file, overrides = api.split_config_options(config or [])
+        anchors = ([stdin_filename] if stdin_filename else []) if from_stdin else targets
+        settings = api.discover_settings(anchors, config_file, overrides).with_selection(_selection(
+            select, extend_select, ignore, extend_ignore)).with_overrides(
+            respect_gitignore=False if no_respect_gitignore else None, force_exclude=force_exclude or None)
+        if show_settings:
+            sys.stdout.write(api.describe_settings(settings))
+            raise typer.Exit(0)
+        if show_files:
+            files = [stdin_filename or Path(api.STDIN)] if from_stdin else api.files_to_check(targets, settings)
+            sys.stdout.write("".join(f"{f if from_stdin else f.resolve()}\n" for f in files))
+            raise typer.Exit(0)
         if fix or fix_only or diff or add_noqa:
             from dagguard.cli_fixes import FixOptions, run_fixes, run_stdin_fixes
 
@@ -101,15 +144,22 @@ def check(
             if from_stdin:
                 raise typer.Exit(run_stdin_fixes(stdin_filename, settings, fixed_now, options, output_format))
             raise typer.Exit(run_fixes(targets, settings, fixed_now, options, output_format, _use_color()))
-        result = check_paths(targets, settings=settings, now=fixed_now)
+        if from_stdin:
+            result = api.check_stdin(api.read_stdin(), stdin_filename, settings=settings, now=fixed_now)
+        else:
+            result = _check_with_progress(targets, settings, fixed_now, output_format, quiet or silent)
         result = replace(result, unsafe_fixes=unsafe_fixes)
-    except ConfigError as exc:
+    except api.ConfigError as exc:
         raise fail(str(exc)) from None
-    sys.stdout.write(formatter(output_format)(result, _use_color() and output_format == "text"))
+    nothing_checked = bool(result.missing_paths) and result.files_checked == 0
+    if not silent and not nothing_checked:  # "All checks passed" would be wrong when no path exists
+        _write_report(result, output_format, output_file, statistics, quiet)
     print_warnings(result.warnings)
+    for missing in result.missing_paths:
+        typer.echo(f"dagguard: error: {missing}: no such file or directory", err=True)
     for error in result.internal_errors:
         typer.echo(f"dagguard: {error} (please report this bug)", err=True)
-    if result.internal_errors:
+    if result.internal_errors or result.missing_paths:
         raise typer.Exit(code=2)
     raise typer.Exit(code=0 if exit_zero or not result.findings else 1)
 
@@ -117,6 +167,56 @@ def check(
 def print_warnings(warnings: Iterable[str]) -> None:
     for warning in warnings:
         typer.echo(f"dagguard: warning: {warning}", err=True)
+
+
+def _check_with_progress(targets: list[Path], settings: "Settings", now: Optional["datetime.datetime"],
+                         output_format: str, quiet: bool) -> "CheckResult":
+    from dagguard import api
+    from dagguard.progress import DelayedProgressBar, wants_progress
+    from dagguard.report import HUMAN_FORMATS
+
+    if not wants_progress(output_format in HUMAN_FORMATS, quiet):
+        return api.check_paths(targets, settings=settings, now=now)
+    bar = DelayedProgressBar()
+    try:
+        return api.check_paths(targets, settings=settings, now=now, progress=bar)
+    finally:
+        bar.close()
+
+
+def _selection(select: Optional[list[str]], extend_select: Optional[list[str]], ignore: Optional[list[str]],
+               extend_ignore: Optional[list[str]]) -> "RuleSelection":
+    from dagguard.config import RuleSelection, command_line_selectors
+
+    return RuleSelection(
+        select=command_line_selectors("--select", select),
+        extend_select=command_line_selectors("--extend-select", extend_select) or (),
+        ignore=(command_line_selectors("--ignore", ignore) or ())
+        + (command_line_selectors("--extend-ignore", extend_ignore) or ()),
+    )
+
+
+def _write_report(result: "CheckResult", output_format: str, output_file: Optional[Path], statistics: bool,
+                  quiet: bool) -> None:
+    from dagguard.report import HUMAN_FORMATS, formatter
+
+    human = output_format in HUMAN_FORMATS
+    color = output_file is None and human and _use_color()
+    if statistics:
+        from dagguard.report.statistics import format_statistics
+
+        text = format_statistics(result, as_json=output_format == "json")
+    elif human:
+        text = formatter(output_format)(result, color, summary=not quiet)
+    else:
+        text = formatter(output_format)(result, color)
+    if output_file is None:
+        sys.stdout.write(text)
+        return
+    try:
+        output_file.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise fail(f"--output-file {output_file}: cannot write it: {exc.strerror or exc}") from None
 
 
 def _parse_now(value: Optional[str]) -> Optional["datetime.datetime"]:
@@ -133,7 +233,7 @@ def _parse_now(value: Optional[str]) -> Optional["datetime.datetime"]:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.timezone.utc)
 
 
-@app.command("rules")
+@app.command("rules", cls=RuffStyleCommand)
 def list_rules() -> None:
     """List every rule: code, name, severity, whether it can be fixed, summary."""
     from dagguard.rules import ALL_RULES
@@ -142,7 +242,13 @@ def list_rules() -> None:
         from rich.console import Console
         from rich.table import Table
 
-        table = Table("code", "name", "severity", "fixable", "summary")
+        from rich import box
+
+        # Codes and names stay whole on an 80-column terminal; only the summary wraps.
+        table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+        for header in ("code", "name", "severity", "fix"):
+            table.add_column(header, no_wrap=True)
+        table.add_column("summary", ratio=1, overflow="fold")
         for rule in ALL_RULES:
             table.add_row(rule.code, rule.name, rule.severity, "yes" if rule.fixable else "", rule.summary)
         Console().print(table)
@@ -152,11 +258,11 @@ def list_rules() -> None:
         typer.echo(f"{rule.code}\t{rule.name}\t{rule.severity}\t{fixable}\t{rule.summary}")
 
 
-@app.command("rule")
-def show_rule(code: str = typer.Argument(..., help="A rule code, e.g. DG101, or its name.")) -> None:
+@app.command("rule", cls=RuffStyleCommand)
+def show_rule(code: str = typer.Argument(..., metavar="CODE", help="A rule code, e.g. DG101, or its name")) -> None:
     """Print a rule's page: what it flags, why, bad and good examples, how to fix."""
     from dagguard.rules import ALL_RULES
-    from dagguard.rules.pages import page_text
+    from dagguard.rules.pages import labelled_for_terminal, page_text
 
     wanted = code.strip()
     rule = next((r for r in ALL_RULES if wanted.upper() == r.code or wanted == r.name), None)
@@ -169,7 +275,7 @@ def show_rule(code: str = typer.Argument(..., help="A rule code, e.g. DG101, or 
         from rich.console import Console
         from rich.markdown import Markdown
 
-        Console().print(Markdown(text))
+        Console().print(Markdown(labelled_for_terminal(text)))
     else:
         sys.stdout.write(text)
 
@@ -177,7 +283,7 @@ def show_rule(code: str = typer.Argument(..., help="A rule code, e.g. DG101, or 
 # --- runtime commands (doctor, ledger) -------------------------------------------------------
 
 
-@app.command()
+@app.command(cls=RuffStyleCommand)
 def doctor(
     db: Optional[str] = typer.Option(
         None, "--db", metavar="URL",
@@ -199,8 +305,13 @@ def doctor(
     yes: bool = typer.Option(False, "--yes", help="Apply the --repair in one transaction."),
 ) -> None:
     """Diagnose an Airflow 3 metadata DB: stuck backfill runs, catchup floods (read-only by default)."""
-    # Imported here so the linter commands never load SQLAlchemy or the doctor package.
-    from dagguard import doctor as api
+    from dagguard.extras import MissingExtraError
+
+    try:
+        # Imported here so the linter commands never load SQLAlchemy or the doctor package.
+        from dagguard import doctor as api
+    except MissingExtraError as exc:
+        raise fail(str(exc)) from None
 
     if output_format not in api.FORMATS:
         raise fail(f"--format must be one of {', '.join(api.FORMATS)}")
@@ -222,7 +333,7 @@ def doctor(
     raise typer.Exit(diagnosis.exit_code)
 
 
-@app.command()
+@app.command(cls=RuffStyleCommand)
 def ledger(
     conn: str = typer.Option(..., "--conn", metavar="URL",
                              help="Database holding dagguard_write_log: sqlite:///f.db, duckdb:///f.duckdb "

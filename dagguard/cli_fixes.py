@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import sys
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -36,7 +36,7 @@ def run_fixes(targets: Sequence[Path], settings: Settings, now: Optional[dt.date
     """Fix (or diff, or add noqa to) the files, print as ruff does, and return the exit code."""
     from dagguard import api
     from dagguard.engine.fixes import unified_diff
-    from dagguard.report import formatter
+    from dagguard.report import HUMAN_FORMATS, formatter
 
     if options.add_noqa:
         added = api.add_noqa(targets, settings=settings, now=now)
@@ -53,10 +53,10 @@ def run_fixes(targets: Sequence[Path], settings: Settings, now: Optional[dt.date
     if options.fix_only:
         typer.echo(f"Fixed {_plural(run.applied, 'problem')}." if run.applied else "No problems fixed.")
     else:
-        sys.stdout.write(formatter(output_format)(run.result, color and output_format == "text"))
+        sys.stdout.write(formatter(output_format)(run.result, color and output_format in HUMAN_FORMATS))
     if options.show_fixes:
         text = show_fixes(run.files)
-        if output_format == "text":
+        if output_format in HUMAN_FORMATS:
             sys.stdout.write(text)
         else:
             sys.stderr.write(text)
@@ -100,7 +100,7 @@ def run_stdin_fixes(filename: Optional[Path], settings: Settings, now: Optional[
     """`check --fix -`: the fixed source on stdout, the findings left on stderr (what editors call)."""
     from dagguard import api
     from dagguard.engine.fixes import unified_diff
-    from dagguard.engine.runner import CheckResult
+    from dagguard.engine.runner import combine
     from dagguard.report import formatter
 
     if options.add_noqa:
@@ -113,10 +113,8 @@ def run_stdin_fixes(filename: Optional[Path], settings: Settings, now: Optional[
         return 1 if file_fix.changed else 0
     sys.stdout.buffer.write(file_fix.fixed)
     sys.stdout.flush()
-    left = file_fix.result
-    result = CheckResult(left.findings, 1, left.dag_count, max(left.dag_count - left.dags_with_findings, 0),
-                         left.internal_errors, options.unsafe_fixes, warnings=left.warnings,
-                         fixed=len(file_fix.applied))
+    result = replace(combine([file_fix.result], settings), unsafe_fixes=options.unsafe_fixes,
+                     fixed=len(file_fix.applied))
     if not options.fix_only:
         sys.stderr.write(formatter(output_format)(result, False))
     if options.show_fixes:

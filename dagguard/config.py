@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import sys
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -18,10 +19,29 @@ class ConfigError(Exception):
 
 
 @dataclass(frozen=True)
+class RuleSelection:
+    """One layer of rule selectors, as ruff layers them: the config file, then the command line.
+
+    A layer with `select` starts over; one without it adds and removes rules from the layers
+    before it.
+    """
+
+    select: Optional[tuple[str, ...]] = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Settings:
     select: tuple[str, ...] = ("DG",)
     ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    extend_ignore: tuple[str, ...] = ()
+    # Command-line selections, applied after the config's (ruff's --select/--extend-select...).
+    overrides: tuple[RuleSelection, ...] = ()
     exclude: tuple[str, ...] = ()
+    respect_gitignore: bool = True
+    force_exclude: bool = False    # exclude (and ignore files) apply to paths given explicitly too
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     airflow_version: str = "3"
     max_catchup_runs: int = 500
@@ -39,20 +59,61 @@ class Settings:
         """The folder relative to which exclude and per-file-ignores globs match."""
         return self.config_path.parent if self.config_path else Path.cwd()
 
+    @property
+    def rule_selections(self) -> tuple[RuleSelection, ...]:
+        """The config's selection, then the command line's."""
+        config = RuleSelection(self.select, self.extend_select, self.ignore + self.extend_ignore)
+        return (config, *self.overrides)
+
     def with_overrides(self, **changes: Any) -> "Settings":
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         values.update({k: v for k, v in changes.items() if v is not None})
         return Settings(**values)
+
+    def with_selection(self, selection: RuleSelection) -> "Settings":
+        """These settings with a command-line selection applied on top."""
+        return self.with_overrides(overrides=self.overrides + (selection,))
+
+
+ALL_SELECTOR = "ALL"
+
+
+def selector_error(selector: str) -> Optional[str]:
+    """Why `selector` selects no rule (None when it is `ALL` or a prefix of a rule code), as ruff
+    rejects unknown selectors: a typo must not turn the linter off."""
+    from dagguard.rules import RULES_BY_CODE  # the registry pulls in libcst: only when needed
+
+    # A selector is the linter (DG) or a prefix of a code after it: "D" is not one, as in ruff.
+    if selector == ALL_SELECTOR or (selector.startswith("DG") and any(c.startswith(selector) for c in RULES_BY_CODE)):
+        return None
+    return (f"unknown rule selector {selector!r} (codes run {min(RULES_BY_CODE)}-{max(RULES_BY_CODE)}; "
+            "`dagguard rules` lists them)")
+
+
+def command_line_selectors(option: str, values: Optional[list[str]]) -> Optional[tuple[str, ...]]:
+    """Comma-separated selectors from a repeatable option; an unknown one is a ConfigError."""
+    if not values:
+        return None
+    selectors = tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
+    if not selectors:  # `--select ""` from an unset CI variable must not turn every rule off
+        raise ConfigError(f"{option}: no rule selector given")
+    for selector in selectors:
+        problem = selector_error(selector)
+        if problem:
+            raise ConfigError(f"{option}: {problem}")
+    return selectors
 
 
 def _codes(key: str, path: Path) -> Callable[[Any], tuple[str, ...]]:
     def convert(value: Any) -> tuple[str, ...]:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{path}: [tool.dagguard] {key} must be a list of rule codes or prefixes")
-        for code in value:
-            if not code.upper().startswith("DG"):
-                raise ConfigError(f"{path}: [tool.dagguard] {key}: {code!r} is not a dagguard code (DGnnn)")
-        return tuple(v.upper() for v in value)
+        selectors = tuple(v.strip().upper() for v in value)
+        for selector in selectors:
+            problem = selector_error(selector)
+            if problem:
+                raise ConfigError(f"{path}: [tool.dagguard] {key}: {problem}")
+        return selectors
     return convert
 
 
@@ -102,7 +163,11 @@ def _converters(path: Path) -> Mapping[str, tuple[str, Callable[[Any], Any]]]:
     return {
         "select": ("select", _codes("select", path)),
         "ignore": ("ignore", _codes("ignore", path)),
+        "extend-select": ("extend_select", _codes("extend-select", path)),
+        "extend-ignore": ("extend_ignore", _codes("extend-ignore", path)),
         "exclude": ("exclude", _strings("exclude", path)),
+        "respect-gitignore": ("respect_gitignore", _boolean("respect-gitignore", path)),
+        "force-exclude": ("force_exclude", _boolean("force-exclude", path)),
         "per-file-ignores": ("per_file_ignores", _per_file_ignores(path)),
         "airflow-version": ("airflow_version", _airflow_version(path)),
         "max-catchup-runs": ("max_catchup_runs", _positive_int("max-catchup-runs", path)),
@@ -126,8 +191,14 @@ def parse_table(table: Mapping[str, Any], path: Path) -> Settings:
     return Settings(config_path=path, **values)
 
 
-def load_file(path: Path) -> Settings:
-    """Settings from an explicit config file (a pyproject.toml or a bare dagguard table)."""
+def load_file(path: Path, overrides: Mapping[str, Any] = {}) -> Settings:
+    """Settings from an explicit config file (a pyproject.toml or a bare dagguard table), with
+    `--config KEY=VALUE` overrides replacing its keys."""
+    return parse_table({**read_table(path), **overrides}, path.resolve())
+
+
+def read_table(path: Path) -> Mapping[str, Any]:
+    """The raw `[tool.dagguard]` table of a config file (a pyproject.toml or a bare table)."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -147,7 +218,33 @@ def load_file(path: Path) -> Settings:
         table = data
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.dagguard] must be a table")
-    return parse_table(table, path.resolve())
+    return table
+
+
+def parse_override(text: str) -> Mapping[str, Any]:
+    """A `--config 'KEY = VALUE'` override: one TOML key/value pair of `[tool.dagguard]`."""
+    try:
+        table = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"--config {text!r}: neither an existing config file nor a TOML "
+                          f"KEY = VALUE pair ({exc})") from None
+    parse_table(table, Path("--config"))  # an unknown key or a bad value is named as the override's
+    return table
+
+
+def split_config_options(values: list[str]) -> tuple[Optional[Path], Mapping[str, Any]]:
+    """ruff's `--config`: each value is a path to a config file (at most one) or a KEY = VALUE
+    override; overrides win over every file."""
+    path: Optional[Path] = None
+    overrides: dict[str, Any] = {}
+    for value in values:
+        if "=" not in value or Path(value).is_file():
+            if path is not None:
+                raise ConfigError(f"--config: two config files given ({path}, {value}); give at most one")
+            path = Path(value)
+        else:
+            overrides.update(parse_override(value))
+    return path, overrides
 
 
 def find_pyproject(start: Path) -> Optional[Path]:
@@ -169,13 +266,17 @@ def find_pyproject(start: Path) -> Optional[Path]:
     return None
 
 
-def discover_settings(paths: list[Path], config: Optional[Path] = None) -> Settings:
-    """Settings from `--config`, else the nearest pyproject.toml above the checked paths."""
+def discover_settings(paths: list[Path], config: Optional[Path] = None,
+                      overrides: Mapping[str, Any] = {}) -> Settings:
+    """Settings from `--config`, else the nearest pyproject.toml above the checked paths, with
+    `overrides` (`--config KEY=VALUE`) on top."""
     if config is not None:
-        return load_file(config)
+        return load_file(config, overrides)
     anchor = _common_folder(paths) if paths else Path.cwd()
     found = find_pyproject(anchor)
-    return load_file(found) if found else Settings()
+    if found:
+        return load_file(found, overrides)
+    return replace(parse_table(overrides, Path("--config")), config_path=None) if overrides else Settings()
 
 
 def _common_folder(paths: list[Path]) -> Path:
@@ -186,3 +287,22 @@ def _common_folder(paths: list[Path]) -> Path:
         while common not in (folder, *folder.parents):
             common = common.parent
     return common
+
+
+def _toml_value(value: Any, table: bool = False) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if table:
+        return "{ " + ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in value) + " }" if value else "{}"
+    if isinstance(value, tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return json.dumps(value)
+
+
+def describe(settings: Settings, enabled: Iterable[str]) -> str:
+    """`--show-settings`: the resolved settings as a `[tool.dagguard]` table, and the rules they enable."""
+    lines = [f"# config file: {settings.config_path or 'none (defaults)'}", "[tool.dagguard]"]
+    for key, (attr, _) in _converters(Path("-")).items():
+        lines.append(f"{key} = {_toml_value(getattr(settings, attr), table=attr == 'per_file_ignores')}")
+    lines.append(f"# enabled rules: {', '.join(sorted(enabled))}")
+    return "\n".join(lines) + "\n"

@@ -90,12 +90,43 @@ def test_sarif_and_github_formats(project):
     assert sarif["version"] == "2.1.0" and len(results) == 3
     assert results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "dags/incident.py"
     github = dagguard("check", "dags", "--format", "github", cwd=project).stdout.splitlines()
-    assert github[0].startswith("::warning title=dagguard (DG102),file=dags/incident.py,line=4,col=6,")
+    assert github[0].startswith("::warning title=dagguard (DG102),file=dags/incident.py,line=4,endLine=9::")
+
+
+def test_extend_select_and_extend_ignore_flags_layer_on_the_config(project):
+    (project / "pyproject.toml").write_text('[tool.dagguard]\nselect = ["DG101"]\n')
+    run = dagguard("check", "dags", "--format", "json", "--extend-select", "DG10", "--extend-ignore", "DG103",
+                   cwd=project)
+    assert [f["code"] for f in json.loads(run.stdout)] == ["DG102", "DG101"]
+    run = dagguard("check", "dags", "--format", "json", "--select", "ALL", "--ignore", "DG102,DG103", cwd=project)
+    assert [f["code"] for f in json.loads(run.stdout)] == ["DG101"]
+
+
+@pytest.mark.parametrize("option", ["--select", "--ignore", "--extend-select", "--extend-ignore"])
+def test_an_unknown_rule_selector_on_the_command_line_is_an_error(project, option):
+    """Regression: `--select XYZ999` checked nothing, said "All checks passed" and exited 0."""
+    run = dagguard("check", "dags", option, "DG1,XYZ999", cwd=project)
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.splitlines() == [run.stderr.strip()]
+    assert option in run.stderr and "'XYZ999'" in run.stderr
+    empty = dagguard("check", "dags", option, "", cwd=project)
+    assert empty.returncode == 2 and option in empty.stderr
+
+
+def test_start_up_loads_only_the_chosen_format(project):
+    """Keep `dagguard check` lean: no rich, no other format's module, no pathspec without ignore files."""
+    code = ("import sys\nfrom dagguard.cli import main\nsys.argv = ['dagguard', 'check', 'dags', '-q']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "heavy = ('rich', 'jsonschema', 'xml', 'dagguard.report.sarif', 'dagguard.report.full', 'pathspec')\n"
+            "print(sorted(m for m in sys.modules if m.startswith(heavy)))")
+    run = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True, timeout=120)
+    assert run.stdout.splitlines()[-1] == "[]", run.stderr
 
 
 @pytest.mark.parametrize("args", [
     ("check", "does-not-exist"),
     ("check", "dags", "--format", "xml"),
+    ("check", "dags", "--output-format", "pylint"),
     ("check", "dags", "--now", "yesterday"),
     ("check", "dags", "--config", "missing.toml"),
 ])
@@ -147,9 +178,250 @@ def test_a_symlink_loop_in_the_folder_loses_no_other_file(tmp_path, monkeypatch)
     from dagguard.api import check_paths
     from dagguard.config import Settings
 
-    (tmp_path / "good.py").write_text("from airflow.sdk import DAG\nDAG('d', schedule=None)\n")
+    (tmp_path / "good.py").write_text("from airflow.sdk import DAG\nDAG('d', schedule='@daily')\n")
     (tmp_path / "a.py").symlink_to(tmp_path / "b.py")
     (tmp_path / "b.py").symlink_to(tmp_path / "a.py")
     monkeypatch.chdir(tmp_path)
     result = check_paths([tmp_path], settings=Settings())
     assert "DG102" in {f.code for f in result.findings if f.path.endswith("good.py")}
+
+
+def test_output_format_names_and_the_format_alias(project):
+    full = dagguard("check", "dags", "--output-format", "full", "--now", "2026-11-30T00:00Z", cwd=project)
+    assert full.returncode == 1
+    assert " --> dags/incident.py:8:5" in full.stdout and "  |     ^^^^^^^^^^^^" in full.stdout
+    lines = dagguard("check", "dags", "--format", "json-lines", cwd=project).stdout.splitlines()
+    assert [json.loads(line)["code"] for line in lines] == ["DG102", "DG103", "DG101"]
+    assert dagguard("check", "dags", "--format", "text", cwd=project).stdout == \
+        dagguard("check", "dags", "--output-format", "concise", cwd=project).stdout
+
+
+def test_dags_flagged_by_dg302_and_another_rule_are_counted_once_in_the_summary(tmp_path):
+    """Regression: "N DAGs clean" subtracted a DAG flagged by DG302 and by a per-file rule twice."""
+    from dagguard.api import check_paths
+
+    (tmp_path / "a.py").write_text(CLEAN.replace('"clean"', '"d"'))
+    (tmp_path / "b.py").write_text("from airflow.sdk import DAG\nDAG('d', schedule='@daily')\n")
+    (tmp_path / "c.py").write_text(CLEAN)
+    result = check_paths([tmp_path])
+    assert sorted((Path(f.path).name, f.code) for f in result.findings) == [
+        ("b.py", "DG102"), ("b.py", "DG103"), ("b.py", "DG302")]
+    assert (result.dag_count, result.clean_dag_count) == (3, 2)
+
+
+def dagguard_stdin(source: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dagguard", *args], cwd=cwd, capture_output=True, text=True,
+                          input=source, timeout=120)
+
+
+def test_stdin_is_checked_under_the_stdin_filename_with_its_config(project):
+    (project / "pyproject.toml").write_text('[tool.dagguard]\nper-file-ignores = { "legacy/*" = ["DG103"] }\n')
+    run = dagguard_stdin(INCIDENT, "check", "-", "--stdin-filename", "legacy/x.py", "--now", "2026-11-30T00:00Z",
+                         cwd=project)
+    assert run.returncode == 1, run.stderr
+    assert [line.split(" ")[:2] for line in run.stdout.splitlines()
+            if not line.startswith(("  ", "Found", "No fixes", "[*]"))] == [
+        ["legacy/x.py:4:6:", "DG102"], ["legacy/x.py:8:5:", "DG101"]]
+    assert run.stdout.splitlines()[-2] == "Found 2 problems in 1 file (0 DAGs clean)"
+    bare = dagguard_stdin(INCIDENT, "check", "-", "--output-format", "full", cwd=project)
+    assert " --> -:8:5" in bare.stdout and "8 |     catchup=True," in bare.stdout  # source quoted from stdin
+    clean = dagguard_stdin(CLEAN, "check", "--stdin-filename", "dags/new.py", cwd=project)
+    assert (clean.returncode, clean.stdout) == (0, "All checks passed: 1 file, 1 DAG clean\n")
+    both = dagguard_stdin(CLEAN, "check", "-", "dags", cwd=project)
+    assert both.returncode == 2 and both.stderr.startswith("dagguard: error: ")
+
+
+def test_statistics_count_findings_per_rule(project):
+    (project / "dags" / "second.py").write_text(INCIDENT.replace("orders_hourly", "other"))
+    run = dagguard("check", "dags", "--statistics", cwd=project)
+    assert run.returncode == 1
+    assert run.stdout.splitlines() == ["2\tDG101\t[ ] catchup-without-end-date",
+                                       "2\tDG102\t[ ] missing-max-active-runs",
+                                       "2\tDG103\t[ ] missing-max-active-tasks"]
+    rows = json.loads(dagguard("check", "dags", "--statistics", "--output-format", "json", cwd=project).stdout)
+    assert rows[0] == {"code": "DG101", "name": "catchup-without-end-date", "count": 2, "fixable": False}
+
+
+def test_output_file_quiet_and_silent(project):
+    run = dagguard("check", "dags", "-o", "report.json", "--output-format", "json", cwd=project)
+    assert run.returncode == 1 and run.stdout == ""
+    assert len(json.loads((project / "report.json").read_text())) == 3
+    quiet = dagguard("check", "dags", "-q", cwd=project)
+    assert quiet.returncode == 1 and not any(line.startswith("Found") for line in quiet.stdout.splitlines())
+    assert quiet.stdout.startswith("dags/incident.py:4:6: DG102")
+    assert dagguard("check", "dags/clean.py", "--quiet", cwd=project).stdout == ""
+    silent = dagguard("check", "dags", "--silent", cwd=project)
+    assert (silent.returncode, silent.stdout, silent.stderr) == (1, "", "")
+
+
+def test_show_files_and_show_settings(project):
+    (project / "pyproject.toml").write_text('[tool.dagguard]\nexclude = ["clean.py"]\nignore = ["DG103"]\n')
+    run = dagguard("check", "dags", "--show-files", cwd=project)
+    assert run.returncode == 0 and run.stdout.splitlines() == [str((project / "dags" / "incident.py").resolve())]
+    shown = dagguard("check", "dags", "--show-settings", "--extend-ignore", "DG3", cwd=project)
+    assert shown.returncode == 0
+    lines = shown.stdout.splitlines()
+    assert lines[0] == f"# config file: {(project / 'pyproject.toml').resolve()}"
+    assert 'ignore = ["DG103"]' in lines and 'exclude = ["clean.py"]' in lines
+    enabled = lines[-1].removeprefix("# enabled rules: ").split(", ")
+    assert "DG102" in enabled and "DG103" not in enabled and not any(c.startswith("DG3") for c in enabled)
+
+
+def test_config_key_value_overrides_win_over_the_file(project):
+    (project / "pyproject.toml").write_text('[tool.dagguard]\nignore = ["DG103"]\nselect = ["DG1"]\n')
+    run = dagguard("check", "dags", "--format", "json", "--config", 'ignore = ["DG102", "DG103"]', cwd=project)
+    assert [f["code"] for f in json.loads(run.stdout)] == ["DG101"]
+    (project / "other.toml").write_text('select = ["DG102"]\n')
+    run = dagguard("check", "dags", "--format", "json", "--config", "other.toml",
+                   "--config", "select = ['DG103']", cwd=project)
+    assert [f["code"] for f in json.loads(run.stdout)] == ["DG103"]
+    bad = dagguard("check", "dags", "--config", "max-catchup-runs = 'many'", cwd=project)
+    assert bad.returncode == 2 and "--config" in bad.stderr and "max-catchup-runs" in bad.stderr
+    typo = dagguard("check", "dags", "--config", "selct = ['DG1']", cwd=project)
+    assert typo.returncode == 2 and "'selct'" in typo.stderr
+
+
+def test_help_reads_like_ruffs(project):
+    """Regression: rich markup ate `[tool.dagguard]`; help showed <list[Path]>, <bool> and {code}."""
+    env = {**os.environ, "COLUMNS": "100"}
+    for command in (("check",), ("rule",), ("rules",), ("doctor",), ("ledger",)):
+        run = subprocess.run([sys.executable, "-m", "dagguard", *command, "--help"], capture_output=True,
+                             text=True, env=env, cwd=project)
+        assert run.returncode == 0, run.stderr
+        for odd in ("<list[", "<bool>", "<str>", "<path>", "{", "\x1b[", "╭"):
+            assert odd not in run.stdout, (command, odd)
+    check_help = subprocess.run([sys.executable, "-m", "dagguard", "check", "-h"], capture_output=True,
+                                text=True, env=env, cwd=project).stdout
+    assert "[OPTIONS] [PATHS]..." in check_help and "[tool.dagguard]" in check_help
+    assert "--select <RULE_CODE>" in check_help and "-o, --output-file <OUTPUT_FILE>" in check_help
+    assert "  -q, --quiet " in check_help
+    rule_help = subprocess.run([sys.executable, "-m", "dagguard", "rule", "--help"], capture_output=True,
+                               text=True, env=env, cwd=project).stdout
+    assert "[OPTIONS] <CODE>" in rule_help
+
+
+def _on_terminal(*args: str, cwd: Path, columns: int = 80) -> str:
+    import re
+
+    from tests.support.terminal import run_in_terminal
+
+    code, shown, _ = run_in_terminal(list(args), cwd, columns=columns)
+    assert code == 0, shown
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown)
+
+
+def test_rules_on_an_80_column_terminal_shows_every_name_whole(project):
+    """Regression: the rich table cut names to 'catchup-without-end-d…'."""
+    from dagguard.rules import ALL_RULES
+
+    lines = _on_terminal("rules", cwd=project).splitlines()
+    for rule in ALL_RULES:
+        assert any(rule.code in line and f" {rule.name} " in line for line in lines), rule.name
+    assert "…" not in "".join(lines)
+
+
+def test_rule_page_on_a_terminal_keeps_the_bad_and_good_labels(project):
+    """Regression: rich's Markdown dropped the `bad`/`good` of ```python bad, so examples read alike."""
+    from dagguard.rules.pages import examples, page_text
+
+    shown = [line.strip() for line in _on_terminal("rule", "DG101", cwd=project).splitlines()]
+    labels = [line for line in shown if line.startswith(("bad", "good")) and line.endswith(":")]
+    tagged = examples(page_text("DG101"))
+    assert [label.split()[0].rstrip(":") for label in labels] == [example.kind for example in tagged]
+    assert "bad airflow-version=2:" in labels
+
+
+NO_DELAY = "import dagguard.progress\ndagguard.progress.DELAY_SECONDS = 0"
+
+
+@pytest.fixture
+def many_dags(project):
+    for number in range(30):
+        (project / "dags" / f"d{number}.py").write_text(CLEAN.replace('"clean"', f'"d{number}"'))
+    return project
+
+
+def test_a_progress_bar_on_a_terminal_stderr_only_after_the_delay(many_dags):
+    from tests.support.terminal import run_in_terminal
+
+    code, shown, stdout = run_in_terminal(["check", "dags"], many_dags, stdout_tty=False, prelude=NO_DELAY)
+    assert code == 1 and "Checking" in shown and "32/32" in shown
+    assert "Checking" not in stdout and stdout.splitlines()[-2].startswith("Found 3 problems")
+    # The default delay: a run this short draws no bar.
+    code, shown, _ = run_in_terminal(["check", "dags/clean.py"], many_dags, stdout_tty=False)
+    assert code == 0 and "Checking" not in shown
+
+
+@pytest.mark.parametrize(("args", "env", "stderr_tty"), [
+    (("check", "dags"), {}, False),                                  # stderr is not a terminal
+    (("check", "dags"), {"CI": "true"}, True),                        # CI
+    (("check", "dags", "--output-format", "sarif"), {}, True),        # a machine format
+    (("check", "dags", "--quiet"), {}, True),
+])
+def test_no_progress_bar_off_a_terminal_in_ci_or_with_machine_formats(many_dags, args, env, stderr_tty):
+    from tests.support.terminal import run_in_terminal
+
+    code, shown, other = run_in_terminal(list(args), many_dags, env=env, stdout_tty=not stderr_tty,
+                                         stderr_tty=stderr_tty, prelude=NO_DELAY)
+    assert code == 1
+    assert "Checking" not in shown and "Checking" not in other
+
+
+def test_wants_progress_only_for_a_person_at_a_terminal():
+    import io
+
+    from dagguard.progress import wants_progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    assert wants_progress(True, False, Terminal(), {})
+    assert not wants_progress(True, False, io.StringIO(), {})
+    assert not wants_progress(True, False, Terminal(), {"CI": "1"})
+    assert not wants_progress(False, False, Terminal(), {})
+    assert not wants_progress(True, True, Terminal(), {})
+
+
+def test_a_missing_path_is_reported_and_the_others_are_still_checked(project):
+    run = dagguard("check", "dags/incident.py", "nope.py", "dags/clean.py", "--format", "json", cwd=project)
+    assert run.returncode == 2
+    assert run.stderr.splitlines() == ["dagguard: error: nope.py: no such file or directory"]
+    assert {f["code"] for f in json.loads(run.stdout)} == {"DG101", "DG102", "DG103"}
+
+
+def _git_project(project: Path) -> Path:
+    subprocess.run(["git", "init", "--quiet"], cwd=project, check=True)
+    (project / ".gitignore").write_text("generated/\n*_backup.py\n!keep_backup.py\n")
+    for name in ("generated/gen.py", "dags/old_backup.py", "dags/keep_backup.py", "dags/sub/scratch.py"):
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(CLEAN)
+    (project / "dags" / "sub" / ".ignore").write_text("scratch.py\n")
+    return project
+
+
+def _shown_files(*args: str, cwd: Path) -> list[str]:
+    run = dagguard("check", *args, "--show-files", cwd=cwd)
+    assert run.returncode == 0, run.stderr
+    return sorted(Path(line).relative_to(cwd.resolve()).as_posix() for line in run.stdout.splitlines())
+
+
+def test_gitignore_and_ignore_files_are_respected_by_default(project):
+    project = _git_project(project)
+    assert _shown_files(".", cwd=project) == ["dags/clean.py", "dags/incident.py", "dags/keep_backup.py"]
+    assert _shown_files(".", "--no-respect-gitignore", cwd=project) == [
+        "dags/clean.py", "dags/incident.py", "dags/keep_backup.py", "dags/old_backup.py", "dags/sub/scratch.py",
+        "generated/gen.py"]
+    assert _shown_files("generated", cwd=project) == ["generated/gen.py"]  # given explicitly
+    (project / "pyproject.toml").write_text("[tool.dagguard]\nrespect-gitignore = false\n")
+    assert "generated/gen.py" in _shown_files(".", cwd=project)
+
+
+def test_force_exclude_applies_exclusions_to_explicit_paths(project):
+    project = _git_project(project)
+    (project / "pyproject.toml").write_text('[tool.dagguard]\nexclude = ["incident.py"]\n')
+    explicit = ("dags/incident.py", "dags/old_backup.py", "dags/clean.py")
+    assert _shown_files(*explicit, cwd=project) == ["dags/clean.py", "dags/incident.py", "dags/old_backup.py"]
+    assert _shown_files(*explicit, "--force-exclude", cwd=project) == ["dags/clean.py"]
+    stdin = dagguard_stdin(INCIDENT, "check", "--stdin-filename", "dags/incident.py", "--force-exclude", cwd=project)
+    assert (stdin.returncode, stdin.stderr) == (0, "")

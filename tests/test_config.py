@@ -82,6 +82,30 @@ def test_a_config_that_is_a_folder_or_has_a_non_table_tool_is_a_config_error(tmp
     assert discover_settings([tmp_path]) == Settings()  # found upwards: not a dagguard config
 
 
+@pytest.mark.parametrize(("key", "body"), [
+    ("select", "select = ['DG9']"),
+    ("ignore", "ignore = ['XYZ999']"),
+    ("extend-select", "extend-select = ['DG1000']"),
+    ("extend-ignore", "extend-ignore = ['D']"),
+    ("per-file-ignores", "per-file-ignores = { 'legacy/*' = ['DG4'] }"),
+])
+def test_an_unknown_rule_selector_in_the_config_names_it_the_key_and_the_file(tmp_path, key, body):
+    """Regression: `select = ["DG9"]` passed, and the run then checked nothing."""
+    path = write_pyproject(tmp_path, f"[tool.dagguard]\n{body}\n")
+    with pytest.raises(ConfigError) as error:
+        discover_settings([tmp_path])
+    message = str(error.value)
+    assert key in message and str(path.resolve()) in message and "unknown rule selector" in message
+
+
+def test_all_and_every_prefix_of_a_code_are_selectors(tmp_path):
+    write_pyproject(tmp_path, "[tool.dagguard]\nselect = ['ALL']\nextend-select = ['DG1', 'dg10', 'DG101']\n"
+                              "extend-ignore = ['DG3']\n")
+    settings = discover_settings([tmp_path])
+    assert settings.select == ("ALL",) and settings.extend_select == ("DG1", "DG10", "DG101")
+    assert settings.extend_ignore == ("DG3",)
+
+
 def test_fix_values_are_validated(tmp_path):
     import pytest as _pytest
 

@@ -5,6 +5,11 @@ Runs with SQLAlchemy alone; never imported by the linter.
 
 from __future__ import annotations
 
+from dagguard.extras import require_module
+
+# Before anything imports SQLAlchemy: `pip install dagguard` alone does not install it.
+require_module("sqlalchemy", extra="doctor", needed_by="dagguard doctor")
+
 from dagguard.doctor.checks import CHECK_NAMES, CHECKS
 from dagguard.doctor.diagnose import diagnose
 from dagguard.doctor.errors import ConnectError, DoctorError, NotAirflowError, UnsupportedSchemaError

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import configparser
 import importlib.util
+import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -19,6 +21,7 @@ from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
 from dagguard.doctor.errors import ConnectError
+from dagguard.extras import install_hint
 
 ENV_CONN = "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"
 SUPPORTED_BACKENDS = ("sqlite", "postgresql")
@@ -40,11 +43,11 @@ class DatabaseTarget:
 
 
 def redact(url: str) -> str:
-    """Hide the password of a SQLAlchemy URL; return other strings unchanged."""
+    """Hide the password of a SQLAlchemy URL, also of one SQLAlchemy cannot parse."""
     try:
         return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
-        return url
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number
+        return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
 
 
 def airflow_home(environ: Mapping[str, str]) -> Path:
@@ -104,7 +107,7 @@ def open_engine(target: DatabaseTarget, *, writable: bool = False) -> Engine:
 def _parse(target: DatabaseTarget) -> URL:
     try:
         return make_url(target.url)
-    except ArgumentError:
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number
         raise ConnectError(
             f"not a database URL (from {target.source}): {target.display_url!r}; "
             "expected e.g. postgresql+psycopg://user@host/airflow or sqlite:////path/airflow.db"
@@ -138,10 +141,46 @@ def _sqlite_engine(url: URL, writable: bool) -> Engine:
     # Without this check SQLite would create an empty file, and doctor would report "not Airflow".
     if not path.is_file():
         raise ConnectError(f"cannot connect: SQLite database file {path} does not exist")
-    mode = "rw" if writable else "ro"
     # mode=ro makes SQLite itself refuse writes, whatever doctor's queries do.
-    uri = f"sqlite+pysqlite:///file:{quote(str(path))}?mode={mode}&uri=true"
+    mode = "mode=rw" if writable else sqlite_read_only_mode(path)
+    uri = f"sqlite+pysqlite:///file:{quote(str(path))}?{mode}&uri=true"
     return _create(uri, {})
+
+
+def sqlite_read_only_mode(path: Path) -> str:
+    """The URI options that read the file without writing anything, even in a read-only folder.
+
+    A WAL-mode database (Airflow's choice) is read through its -shm file, which SQLite must
+    create when no open connection has: in a folder this user cannot write, `mode=ro` then
+    fails with "attempt to write a readonly database". With no changes waiting in a -wal file,
+    the database file alone is the whole database and `immutable=1` reads it without the -shm
+    file, and without locks: a writer that checkpoints meanwhile may make doctor fail or read
+    an inconsistent state (see the README).
+    """
+    if not _is_wal_database(path) or os.access(path.parent, os.W_OK):
+        return "mode=ro"
+    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+    if wal.exists() and shm.exists():
+        return "mode=ro"  # a live writer's files: SQLite reads its changes through them
+    if wal.exists() and wal.stat().st_size > 0:
+        raise ConnectError(
+            f"cannot read {path} without writing: it is in WAL mode and {wal.name} holds changes "
+            f"not yet in the database file, which SQLite reads only through a {shm.name} file it "
+            f"would have to create, and this user cannot write {path.parent}; run doctor as a user "
+            f"who can, or copy {path.name} and {wal.name} together to a writable folder and pass "
+            "--db sqlite:////that/folder/" + path.name
+        )
+    return "mode=ro&immutable=1"
+
+
+def _is_wal_database(path: Path) -> bool:
+    # The header's file format write/read versions (bytes 18 and 19) are 2 in WAL mode.
+    try:
+        with path.open("rb") as file:
+            header = file.read(20)
+    except OSError:
+        return False
+    return header.startswith(b"SQLite format 3\x00") and header[18:20] == b"\x02\x02"
 
 
 def _postgres_engine(url: URL, writable: bool) -> Engine:
@@ -164,7 +203,9 @@ def _create(url: str | URL, connect_args: dict[str, Any]) -> Engine:
     except NoSuchModuleError as exc:
         raise ConnectError(f"no SQLAlchemy driver for this URL: {exc}") from None
     except ModuleNotFoundError as exc:
-        raise ConnectError(f"the database driver is not installed: {exc.name}") from None
+        # Only PostgreSQL gets here: SQLite's driver is in the standard library.
+        raise ConnectError(f"the database driver {exc.name} is not installed; dagguard's postgres "
+                           f"extra installs psycopg: {install_hint('postgres')}") from None
     except ArgumentError as exc:
         raise ConnectError(f"invalid database URL: {exc}") from None
     if engine.dialect.name == "sqlite":

@@ -17,6 +17,7 @@ from dagguard.doctor.errors import ConnectError, DoctorError
 from dagguard.doctor.model import UTC, Diagnosis, DoctorOptions, Finding
 from dagguard.doctor.schema import SchemaInfo, detect_schema
 from dagguard.doctor.tables import MetadataTables, load_tables
+from dagguard.doctor.unreadable import find_unreadable
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,7 @@ def diagnose(
     with open_database(target) as database:
         try:
             findings = run_checks(database, options, moment)
+            unreadable = unreadable_notes(database, findings)
         except DBAPIError as exc:
             raise DoctorError(f"a doctor query failed on {target.display_url}: {first_line(exc)}") from None
         return Diagnosis(
@@ -105,7 +107,7 @@ def diagnose(
             options=options,
             checks=tuple(c.name for c in CHECKS if not options.checks or c.name in options.checks),
             findings=findings,
-            notes=_notes(database, options),
+            notes=_notes(database, options) + unreadable,
         )
 
 
@@ -116,6 +118,19 @@ def _notes(database: OpenDatabase, options: DoctorOptions) -> tuple[str, ...]:
             "--since compares queued_at, which a clear resets",
         )
     return ()
+
+
+def unreadable_notes(database: OpenDatabase, findings: tuple[Finding, ...]) -> tuple[str, ...]:
+    """One note per stored time that is not a timestamp: found by the scan or in the evidence."""
+    scanned, rows = find_unreadable(database.conn, database.tables)
+    in_evidence = [problem for finding in findings
+                   for row in (*finding.runs, *((finding.backfill,) if finding.backfill else ()))
+                   for problem in row.unreadable]
+    notes = tuple(dict.fromkeys(problem.note() for problem in (*scanned, *in_evidence)))
+    listed_rows = len({(problem.table, problem.row) for problem in scanned})
+    if rows > listed_rows:
+        notes += (f"{rows - listed_rows} more rows hold times that are not timestamps in Airflow's form",)
+    return notes
 
 
 def first_line(exc: BaseException) -> str:

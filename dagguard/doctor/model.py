@@ -9,8 +9,7 @@ from typing import Any, Mapping
 from sqlalchemy.engine import Row
 
 from dagguard.doctor.schema import SchemaInfo
-
-UTC = datetime.timezone.utc
+from dagguard.doctor.times import UTC, UnreadableTimeError, read_time
 
 DEFAULT_MAX_QUEUED = 100
 DEFAULT_QUEUED_AGE = datetime.timedelta(minutes=30)
@@ -27,8 +26,27 @@ class DoctorOptions:
 
 
 @dataclass(frozen=True)
+class UnreadableValue:
+    """A stored time that is not a timestamp (possible on SQLite), reported for its row."""
+
+    table: str
+    row: str            # which row, as a reader finds it: "id 7 (DAG 'd', run 'r')"
+    column: str
+    value: str          # the stored value, repr()'d
+
+    def note(self) -> str:
+        """One line for the report."""
+        return (f"{self.table} {self.row}: {self.column} holds {self.value}, not a timestamp in "
+                "Airflow's form (UTC YYYY-MM-DD HH:MM:SS), so the checks may miss or misjudge this row")
+
+
+RUN_TIME_COLUMNS = ("logical_date", "data_interval_start", "data_interval_end", "queued_at",
+                    "run_after", "last_scheduling_decision", "created_at")
+
+
+@dataclass(frozen=True)
 class RunRow:
-    """One dag_run as evidence; datetimes are timezone-aware UTC."""
+    """One dag_run as evidence; datetimes are timezone-aware UTC, None when NULL or unreadable."""
 
     id: int
     dag_id: str
@@ -43,26 +61,52 @@ class RunRow:
     last_scheduling_decision: datetime.datetime | None
     backfill_id: int | None
     created_at: datetime.datetime | None
+    unreadable: tuple[UnreadableValue, ...] = ()
 
     @classmethod
     def from_row(cls, row: Row | Mapping[str, Any]) -> "RunRow":
         """Build from a result row holding dag_run's columns (created_at may be absent)."""
         values = row._mapping if isinstance(row, Row) else row
+        label = run_label(values["id"], values["dag_id"], values["run_id"])
+        times, unreadable = read_times("dag_run", label, {c: values.get(c) for c in RUN_TIME_COLUMNS})
         return cls(
             id=values["id"],
             dag_id=values["dag_id"],
             run_id=values["run_id"],
             run_type=values["run_type"],
             state=values["state"],
-            logical_date=as_utc(values["logical_date"]),
-            data_interval_start=as_utc(values["data_interval_start"]),
-            data_interval_end=as_utc(values["data_interval_end"]),
-            queued_at=as_utc(values["queued_at"]),
-            run_after=as_utc(values["run_after"]),
-            last_scheduling_decision=as_utc(values["last_scheduling_decision"]),
             backfill_id=values["backfill_id"],
-            created_at=as_utc(values.get("created_at")),
+            unreadable=unreadable,
+            **times,
         )
+
+    def is_unreadable(self, column: str) -> bool:
+        """Whether this column's stored value could not be read as a time."""
+        return any(problem.column == column for problem in self.unreadable)
+
+
+def run_label(run_id: int, dag_id: str, dag_run_id: str) -> str:
+    """How a note names a dag_run row."""
+    return f"id {run_id} (DAG {dag_id!r}, run {dag_run_id!r})"
+
+
+def backfill_label(backfill_id: int, dag_id: str) -> str:
+    """How a note names a backfill row."""
+    return f"id {backfill_id} (DAG {dag_id!r})"
+
+
+def read_times(table: str, label: str, stored: Mapping[str, Any]
+               ) -> tuple[dict[str, datetime.datetime | None], tuple[UnreadableValue, ...]]:
+    """Parse each stored time; an unreadable one becomes None and an UnreadableValue."""
+    times: dict[str, datetime.datetime | None] = {}
+    unreadable: list[UnreadableValue] = []
+    for column, value in stored.items():
+        try:
+            times[column] = read_time(value)
+        except UnreadableTimeError:
+            times[column] = None
+            unreadable.append(UnreadableValue(table, label, column, repr(value)))
+    return times, tuple(unreadable)
 
 
 @dataclass(frozen=True)
@@ -74,6 +118,15 @@ class BackfillRow:
     is_paused: bool | None
     completed_at: datetime.datetime | None
     created_at: datetime.datetime | None
+    unreadable: tuple[UnreadableValue, ...] = ()
+
+    @classmethod
+    def from_stored(cls, id: int, dag_id: str, is_paused: bool | None, completed_at: Any,
+                    created_at: Any) -> "BackfillRow":
+        """Build from stored values; times that cannot be read are None and noted."""
+        times, unreadable = read_times("backfill", backfill_label(id, dag_id),
+                                       {"completed_at": completed_at, "created_at": created_at})
+        return cls(id=id, dag_id=dag_id, is_paused=is_paused, unreadable=unreadable, **times)
 
 
 @dataclass(frozen=True)
@@ -111,20 +164,9 @@ class Diagnosis:
         return 1 if self.findings else 0
 
 
-def as_utc(value: datetime.datetime | str | None) -> datetime.datetime | None:
-    """Airflow stores UTC: naive values (SQLite) are UTC, aware ones are converted."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        value = datetime.datetime.fromisoformat(value)
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
-
-
 def to_db_time(value: datetime.datetime, dialect_name: str) -> datetime.datetime:
     """A bind value comparable with stored timestamps: SQLite keeps naive UTC text."""
-    utc = as_utc(value)
+    utc = read_time(value)
     assert utc is not None
     return utc.replace(tzinfo=None) if dialect_name == "sqlite" else utc
 
@@ -133,6 +175,6 @@ def format_time(value: datetime.datetime | None) -> str:
     """A timestamp for messages and text output: UTC, ISO 8601, to the second, with Z."""
     if value is None:
         return "-"
-    utc = as_utc(value)
+    utc = read_time(value)
     assert utc is not None
     return utc.strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -11,7 +11,7 @@ from dataclasses import asdict
 from typing import Any
 
 from dagguard.doctor.checks import CHECKS
-from dagguard.doctor.model import Diagnosis, Finding, format_time
+from dagguard.doctor.model import Diagnosis, Finding, RunRow, format_time
 from dagguard.doctor.repair import RepairResult
 
 FORMATS = ("text", "json", "csv")
@@ -58,7 +58,7 @@ def _finding_lines(finding: Finding) -> list[str]:
     lines = [f"{finding.code} {finding.check}: {finding.message}"]
     columns = EVIDENCE_COLUMNS.get(finding.check, CSV_COLUMNS)
     shown = finding.runs[:TEXT_ROW_LIMIT]
-    lines += ["  " + line for line in _table(columns, [[_cell(getattr(run, c)) for c in columns] for run in shown])]
+    lines += ["  " + line for line in _table(columns, [[_run_cell(run, c) for c in columns] for run in shown])]
     if len(finding.runs) > TEXT_ROW_LIMIT:
         lines.append(f"  ... and {len(finding.runs) - TEXT_ROW_LIMIT} more (--format json or csv lists all)")
     lines.append(f"  help: {finding.help}")
@@ -147,7 +147,7 @@ def render_repair_text(result: RepairResult) -> str:
         lines.append(f"    UPDATE backfill SET is_paused = false WHERE id = {backfill.id} "
                      "AND completed_at IS NOT NULL AND is_paused = true")
         columns = ("dag_id", "run_id", "logical_date", "queued_at", "last_scheduling_decision")
-        rows = [[_cell(getattr(run, c)) for c in columns] for run in change.releases]
+        rows = [[_run_cell(run, c) for c in columns] for run in change.releases]
         lines.append("    releases these queued runs to the scheduler:")
         lines += ["      " + line for line in _table(columns, rows)]
     if result.applied:
@@ -190,6 +190,11 @@ def _table(columns: tuple[str, ...], rows: list[list[str]]) -> list[str]:
     def line(cells) -> str:
         return "  ".join(cell.ljust(width) for cell, width in zip(cells, widths)).rstrip()
     return [line(columns)] + [line(row) for row in rows]
+
+
+def _run_cell(run: RunRow, column: str) -> str:
+    # "?" for a stored time that is not one ("-" is NULL); the report's notes say which.
+    return "?" if run.is_unreadable(column) else _cell(getattr(run, column))
 
 
 def _cell(value: Any) -> str:

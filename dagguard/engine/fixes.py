@@ -29,7 +29,7 @@ from dagguard.config import Settings
 from dagguard.engine.deep_stack import run_deep
 from dagguard.engine.files import discover_files
 from dagguard.engine.findings import Finding, fix_applies
-from dagguard.engine.runner import CheckResult, FileResult, check_file, check_source, combine_results, display_path
+from dagguard.engine.runner import CheckResult, FileResult, check_file, check_source, combine, display_path
 from dagguard.model.tree import child_nodes
 from dagguard.rules.base import SAFE, Fix, Replacement
 
@@ -211,7 +211,7 @@ def fix_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime, *, un
         for file_fix in fixed:
             if file_fix.changed:
                 write_atomically(file_fix.path, file_fix.fixed)
-    result = combine_results([f.result for f in fixed], settings)
+    result = combine([f.result for f in fixed], settings)
     run = FixRun(result, tuple(fixed))
     return FixRun(replace(result, unsafe_fixes=unsafe_fixes, fixed=run.applied), run.files)
 

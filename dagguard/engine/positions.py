@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from typing import ContextManager, Iterable, Iterator, Optional
+from typing import Any, ContextManager, Iterable, Iterator, Mapping, Optional
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -35,9 +35,12 @@ class _AllFound(Exception):
 
 
 class _LocatingState(CodegenState):
-    def __init__(self, module: cst.Module, wanted: set[int]) -> None:
+    def __init__(self, module: cst.Module, wanted: set[int], regions: Mapping[int, Any]) -> None:
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
         self.wanted = wanted
+        self.regions = regions
+        self.open_regions: list[Any] = []
+        self.owners: dict[int, Any] = {}  # a wanted node's innermost enclosing region
         self.remaining = len(wanted)
         self.starts: dict[int, tuple[int, int]] = {}
         self.syntactic: dict[int, tuple[tuple[int, int], tuple[int, int]]] = {}
@@ -63,11 +66,18 @@ class _LocatingState(CodegenState):
         self.tokens.extend(self.indent_tokens)
 
     def before_codegen(self, node: cst.CSTNode) -> None:
-        if id(node) in self.wanted:
-            self.starts[id(node)] = self._here()
+        key = id(node)
+        if key in self.regions:
+            self.open_regions.append(self.regions[key])
+        if key in self.wanted:
+            self.starts[key] = self._here()
+            if self.open_regions:
+                self.owners[key] = self.open_regions[-1]
 
     def after_codegen(self, node: cst.CSTNode) -> None:
         key = id(node)
+        if key in self.regions:
+            self.open_regions.pop()
         if key in self.wanted and key not in self.ends:
             self.ends[key] = self._here()
             self.remaining -= 1
@@ -103,24 +113,34 @@ def _anchors(node: cst.CSTNode) -> tuple[cst.CSTNode, cst.CSTNode]:
 
 def locate(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, Span]:
     """Spans of `nodes`, keyed by id(node)."""
+    return locate_in_regions(module, nodes, {})[0]
+
+
+def locate_in_regions(module: cst.Module, nodes: Iterable[cst.CSTNode],
+                      regions: Mapping[int, Any]) -> tuple[dict[int, Span], dict[int, Any]]:
+    """Spans of `nodes`, and for each node inside one of `regions` (subtrees by id(root)) the
+    innermost one's value, both keyed by id(node); in the same single pass."""
     targets = {id(n): n for n in nodes}
     anchors = {key: _anchors(n) for key, n in targets.items()}
     wanted = {id(a) for pair in anchors.values() for a in pair}
     if not wanted:
-        return {}
-    state = _LocatingState(module, wanted)
+        return {}, {}
+    state = _LocatingState(module, wanted, regions)
     try:
         module._codegen(state)
     except _AllFound:
         pass
     spans: dict[int, Span] = {}
+    owners: dict[int, Any] = {}
     for key, (first, last) in anchors.items():
         start = _start_of(state, first)
         end = _end_of(state, last)
         if start is None or end is None:
             continue
         spans[key] = Span(start[0], start[1] + 1, end[0], end[1] + 1)
-    return spans
+        if id(first) in state.owners:
+            owners[key] = state.owners[id(first)]
+    return spans, owners
 
 
 def _start_of(state: _LocatingState, node: cst.CSTNode) -> Optional[tuple[int, int]]:

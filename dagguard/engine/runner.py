@@ -7,7 +7,7 @@ import ast
 import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Optional, Sequence, Union
+from typing import Callable, Iterable, Mapping, Optional, Sequence, Union
 
 import libcst as cst
 
@@ -16,10 +16,11 @@ from dagguard.engine.deep_stack import run_deep
 from dagguard.engine.files import discover_files
 from dagguard.engine.findings import Finding
 from dagguard.engine.noqa import is_suppressed, noqa_warnings, parse_noqa
-from dagguard.engine.positions import Span, locate
-from dagguard.engine.selection import ignored_for_file, is_enabled
+from dagguard.engine.positions import Span, locate_in_regions
+from dagguard.engine.selection import ignored_for_file, is_enabled, is_ignored
 from dagguard.model.branches import branch_paths
-from dagguard.model.dags import build_file_model
+from dagguard.model.dags import DagModel, build_file_model
+from dagguard.model.ownership import dag_regions
 from dagguard.rules import ALL_RULES, RULES_BY_CODE, SYNTAX_ERROR, ProjectRule, Rule
 from dagguard.rules.base import DagSite, Fix, Report, RuleContext
 
@@ -32,7 +33,9 @@ class FileResult:
     findings: tuple[Finding, ...]
     dag_sites: tuple[DagSite, ...] = ()
     dag_count: int = 0
-    dags_with_findings: int = 0
+    # Where the DAGs with findings start (line, column): a cross-file rule may flag them too,
+    # and a DAG counts once.
+    flagged_dags: frozenset[tuple[int, int]] = frozenset()
     noqa: Mapping[int, Optional[frozenset[str]]] = field(default_factory=dict)
     internal_errors: tuple[str, ...] = ()
     # Kept only when asked (check_source(keep_fixes=True)): the parsed tree the fixes' nodes
@@ -49,6 +52,9 @@ class CheckResult:
     dag_count: int
     clean_dag_count: int
     internal_errors: tuple[str, ...] = ()
+    # Contents of files that are not on disk (stdin), by shown path, for reporters that quote source.
+    sources: Mapping[str, str] = field(default_factory=dict)
+    missing_paths: tuple[str, ...] = ()  # given paths that do not exist (exit 2, the others checked)
     unsafe_fixes: bool = False         # are unsafe fixes applicable in this run (--unsafe-fixes)?
     warnings: tuple[str, ...] = ()
     fixed: int = 0                     # findings fixed by --fix before these were found
@@ -123,7 +129,8 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     shown = shown or display_path(path)
     parsed = _parse(source, shown)
     if isinstance(parsed, Finding):
-        keep = not ignored_for_file(parsed.code, path, settings) and parsed.code not in settings.ignore
+        keep = (not ignored_for_file(parsed.code, path, settings)
+                and (is_enabled(parsed.code, settings) or not is_ignored(parsed.code, settings)))
         return FileResult(path, (parsed,) if keep else ())
     module = parsed
     try:
@@ -142,8 +149,11 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
             errors.append(f"internal error in {rule.code} on {shown}: {type(exc).__name__}: {exc}")
 
     dag_nodes = [dag.report_node for dag in model.dags]
+    # A finding that does not name its DAG gets the one whose code holds its node.
+    regions = dag_regions(model) if any(r.dag is None for _, r in reports) else {}
     try:
-        spans = locate(module, [r.node for _, r in reports] + dag_nodes) if (reports or dag_nodes) else {}
+        spans, owners = locate_in_regions(module, [r.node for _, r in reports] + dag_nodes, regions) \
+            if (reports or dag_nodes) else ({}, {})
     except RecursionError:
         return FileResult(path, (_syntax_finding(shown, 1, 1, "cannot check: the file is nested too deeply"),))
     # Findings need it now; DAG sites need it later, for the cross-file rules.
@@ -154,7 +164,7 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
 
     findings: list[Finding] = []
     fixes: list[tuple[Finding, Fix]] = []
-    flagged_dags: set[int] = set()
+    flagged_dags: set[tuple[int, int]] = set()
     for rule, report in reports:
         span = spans.get(id(report.node))
         if span is None:
@@ -165,9 +175,12 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
             lines += (spans[id(report.dag.report_node)].line,)
         if is_suppressed(noqa, rule.code, lines):
             continue
-        if report.dag is not None:
-            flagged_dags.add(id(report.dag))
-        finding = _finding(rule, report, span, shown)
+        owner = report.dag or owners.get(id(report.node))
+        # A DAG with a finding on one of its tasks is not clean either.
+        dag_span = spans.get(id(owner.report_node)) if owner is not None else None
+        if dag_span is not None:
+            flagged_dags.add((dag_span.line, dag_span.column))
+        finding = _finding(rule, report, span, shown, owner)
         findings.append(finding)
         if report.fix is not None:
             fixes.append((finding, report.fix))
@@ -184,16 +197,16 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
                 branches=paths.get(id(dag.report_node), ()))
         for dag, span in located
     )
-    return FileResult(path, tuple(findings), sites, len(model.dags), len(flagged_dags), noqa, tuple(errors),
+    return FileResult(path, tuple(findings), sites, len(model.dags), frozenset(flagged_dags), noqa, tuple(errors),
                       module if keep_fixes else None, tuple(fixes) if keep_fixes else (), warnings)
 
 
-def _finding(rule: Rule, report: Report, span: Span, shown: str) -> Finding:
+def _finding(rule: Rule, report: Report, span: Span, shown: str, dag: Optional[DagModel]) -> Finding:
     return Finding(
         path=shown, line=span.line, column=span.column, code=rule.code, rule=rule.name,
         severity=report.severity or rule.severity, end_line=span.end_line, end_column=span.end_column,
         message=report.message, help=report.help,
-        dag_id=report.dag.dag_id if report.dag is not None else None, fixable=report.fix is not None,
+        dag_id=dag.dag_id if dag is not None else None, fixable=report.fix is not None,
         fix_safety=report.fix.safety if report.fix else None,
         fix_description=report.fix.description if report.fix else None,
     )
@@ -209,11 +222,13 @@ def check_file(path: Path, settings: Settings, now: dt.datetime) -> FileResult:
     return check_source(source, path, settings, now, shown)
 
 
-def _project_findings(results: Sequence[FileResult], settings: Settings) -> tuple[list[Finding], int]:
-    """Run the cross-file rules; returns their findings and how many DAGs they flagged."""
+def _project_findings(results: Sequence[FileResult],
+                      settings: Settings) -> tuple[list[Finding], set[tuple[Path, int, int]]]:
+    """Run the cross-file rules; returns their findings and where the DAGs they flagged start."""
     by_path = {result.path: result for result in results}
     sites = [site for result in results for site in result.dag_sites]
     findings: list[Finding] = []
+    flagged: set[tuple[Path, int, int]] = set()
     for rule in ALL_RULES:
         if not isinstance(rule, ProjectRule) or not is_enabled(rule.code, settings):
             continue
@@ -227,23 +242,33 @@ def _project_findings(results: Sequence[FileResult], settings: Settings) -> tupl
                 rule=rule.name, severity=rule.severity, end_line=site.end_line,
                 end_column=site.end_column, message=message, help=help_text, dag_id=site.dag_id,
             ))
-    return findings, len(findings)
+            flagged.add((site.path, site.line, site.column))
+    return findings, flagged
 
 
-def check_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime) -> CheckResult:
+Progress = Callable[[int, int], None]  # called with (files checked, files to check)
+
+
+def check_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime,
+                progress: Optional[Progress] = None) -> CheckResult:
     """Check every Python file under `paths`."""
     files = discover_files(list(paths), settings)
-    return combine_results([run_deep(check_file, path, settings, now) for path in files], settings)
+    results = []
+    for path in files:
+        results.append(run_deep(check_file, path, settings, now))
+        if progress is not None:
+            progress(len(results), len(files))
+    return combine(results, settings)
 
 
-def combine_results(results: Sequence[FileResult], settings: Settings) -> CheckResult:
-    """Run the cross-file rules over the files' results and total them up."""
-    project, project_flagged = _project_findings(results, settings)
+def combine(results: Sequence[FileResult], settings: Settings) -> CheckResult:
+    """Run the cross-file rules on the checked files and gather everything into one result."""
+    project, flagged = _project_findings(results, settings)
     findings = sorted([f for r in results for f in r.findings] + project,
                       key=lambda f: (f.path, f.line, f.column, f.code))
     dag_count = sum(r.dag_count for r in results)
-    flagged = sum(r.dags_with_findings for r in results)
-    clean = max(dag_count - flagged - project_flagged, 0)
+    flagged |= {(r.path, line, column) for r in results for line, column in r.flagged_dags}
+    clean = max(dag_count - len(flagged), 0)
     errors = tuple(e for r in results for e in r.internal_errors)
     warnings = tuple(w for r in results for w in r.warnings)
     return CheckResult(tuple(findings), len(results), dag_count, clean, errors, warnings=warnings)

@@ -3,20 +3,68 @@
 from __future__ import annotations
 
 from fnmatch import fnmatch
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
+from typing import Iterable
 
-from dagguard.config import Settings
+from dagguard.config import ALL_SELECTOR, RuleSelection, Settings
 
 
-def _longest_match(code: str, prefixes: tuple[str, ...]) -> int:
-    return max((len(p) for p in prefixes if code.startswith(p)), default=-1)
+def _specificity(selector: str) -> int:
+    # ruff's order: ALL < the linter (DG) < one-digit prefix < ... < a full code.
+    return 0 if selector == ALL_SELECTOR else len(selector)
+
+
+def _matches(code: str, selector: str) -> bool:
+    return selector == ALL_SELECTOR or code.startswith(selector)
+
+
+def resolve_rules(selections: Iterable[RuleSelection], codes: Iterable[str]) -> frozenset[str]:
+    """The codes the layered selections enable, with ruff's resolution: within a layer the more
+    specific selector wins and an ignore wins a tie; a later layer's `select` starts over."""
+    codes = tuple(codes)
+    enabled: set[str] = set()
+    for selection in selections:
+        updates: dict[str, bool] = {}
+        selected = (*(selection.select or ()), *selection.extend_select)
+        for level in sorted({_specificity(s) for s in (*selected, *selection.ignore)}):
+            for value, selectors in ((True, selected), (False, selection.ignore)):
+                for selector in selectors:
+                    if _specificity(selector) == level:
+                        updates.update((code, value) for code in codes if _matches(code, selector))
+        if selection.select is not None:
+            enabled = {code for code, on in updates.items() if on}
+        else:
+            enabled |= {code for code, on in updates.items() if on}
+            enabled -= {code for code, on in updates.items() if not on}
+    return frozenset(enabled)
+
+
+def _resolve(settings: Settings) -> frozenset[str]:
+    from dagguard.rules import RULES_BY_CODE
+
+    return resolve_rules(settings.rule_selections, RULES_BY_CODE)
+
+
+_resolve_cached = lru_cache(maxsize=32)(_resolve)
+
+
+def enabled_codes(settings: Settings) -> frozenset[str]:
+    """The rule codes `settings` enable (resolved once per settings object)."""
+    try:
+        return _resolve_cached(settings)
+    except TypeError:  # a hand-made Settings holding lists is not hashable
+        return _resolve(settings)
 
 
 def is_enabled(code: str, settings: Settings) -> bool:
-    """The more specific of a matching select and ignore prefix wins; ties are ignored."""
-    selected = _longest_match(code, settings.select)
-    ignored = _longest_match(code, settings.ignore)
-    return selected >= 0 and selected > ignored
+    """Whether the rule with `code` runs under `settings`' select/ignore layers."""
+    return code in enabled_codes(settings)
+
+
+def is_ignored(code: str, settings: Settings) -> bool:
+    """Whether some ignore selector names `code` (a syntax error is shown unless ignored)."""
+    return any(_matches(code, s) for layer in settings.rule_selections for s in layer.ignore)
 
 
 def relative_posix(path: Path, root: Path) -> str:
@@ -40,6 +88,6 @@ def matches_glob(path: Path, pattern: str, root: Path) -> bool:
 
 def ignored_for_file(code: str, path: Path, settings: Settings) -> bool:
     for pattern, codes in settings.per_file_ignores:
-        if matches_glob(path, pattern, settings.root) and any(code.startswith(c) for c in codes):
+        if matches_glob(path, pattern, settings.root) and any(_matches(code, c) for c in codes):
             return True
     return False

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from dagguard.idempotent.decorator import idempotent_write
-from dagguard.idempotent.errors import (AirflowRequiredError, ConcurrentWriteError,
+from dagguard.idempotent.errors import (AirflowRequiredError, ArgumentTypeError, ConcurrentWriteError,
                                         ConnectionFailedError, DatabaseRefusedError, EmptyIntervalError,
-                                        IdempotentWriteError, IntervalViolationError,
+                                        IdempotentWriteError, IntervalViolationError, InvalidArgumentError,
                                         InvalidIdentifierError, LedgerError, TargetTableError,
                                         UnsupportedConnectionError)
 from dagguard.idempotent.interval import Interval, interval_from_context
@@ -21,10 +21,10 @@ from dagguard.idempotent.ledger import LedgerReport, RunInfo
 from dagguard.idempotent.write import WriteResult, write_interval
 
 __all__ = [
-    "AirflowRequiredError", "ConcurrentWriteError", "ConnectionFailedError", "DatabaseRefusedError",
+    "AirflowRequiredError", "ArgumentTypeError", "ConcurrentWriteError", "ConnectionFailedError", "DatabaseRefusedError",
     "EmptyIntervalError",
     "IdempotentWriteError", "Interval", "IntervalMergeOperator", "IntervalViolationError",
-    "InvalidIdentifierError", "LedgerError", "LedgerReport", "RunInfo", "TargetTableError",
+    "InvalidArgumentError", "InvalidIdentifierError", "LedgerError", "LedgerReport", "RunInfo", "TargetTableError",
     "UnsupportedConnectionError", "WriteResult", "idempotent_write", "interval_from_context",
     "read_ledger", "write_interval",
 ]

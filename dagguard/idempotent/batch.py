@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any, Iterable, Mapping, Sequence, Union
 
-from dagguard.idempotent.arrow_batch import ArrowBatch, from_arrow
+from dagguard.idempotent.arrow.batch import ArrowBatch, from_arrow
+from dagguard.idempotent.arrow.from_frame import frame_to_arrow
 from dagguard.idempotent.errors import IntervalViolationError
 from dagguard.idempotent.identifiers import validate_identifier
 
@@ -70,8 +71,6 @@ def to_batch(rows: Any, columns: Sequence[str] | None = None) -> AnyBatch:
     if hasattr(rows, "column_names") and hasattr(rows, "to_pylist"):  # pyarrow Table/RecordBatch
         batch = from_arrow(rows)
     elif hasattr(rows, "to_dict") and hasattr(rows, "columns"):  # pandas DataFrame
-        from dagguard.idempotent.arrow_from_rows import frame_to_arrow
-
         batch = frame_to_arrow(rows) or _frame_rows(rows)
     else:
         if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Iterable):
@@ -112,6 +111,14 @@ def to_batch(rows: Any, columns: Sequence[str] | None = None) -> AnyBatch:
 def _frame_rows(frame: Any) -> Batch:
     """A DataFrame's rows as plain Python values, for columns pyarrow cannot take whole."""
     names = tuple(str(c) for c in frame.columns)
+    for name, series in zip(names, (frame.iloc[:, i] for i in range(len(names)))):
+        if str(series.dtype).startswith("datetime64[ns") and (series.dt.nanosecond != 0).any():
+            # Timestamp.to_pydatetime() would drop them: two keys 1 ns apart would be one.
+            first = series[series.dt.nanosecond != 0].iloc[0]
+            raise IntervalViolationError(
+                f"column {name!r} holds nanoseconds ({first}), which Python datetimes cannot: this "
+                f"DataFrame is written row by row (a column has no plain Arrow type) and nothing was "
+                f"written; round them (frame[{name!r}].dt.floor('us')) or make every column plain")
     rows = frame.itertuples(index=False, name=None)
     return Batch(names, tuple(tuple(_unpandas(v) for v in row) for row in rows))
 

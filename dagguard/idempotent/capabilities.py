@@ -20,7 +20,8 @@ class Features:
     null_safe_eq: str
     null_safe_ne: str
     # SQLite probes the target once per staged row in NOT EXISTS (quadratic without an index on
-    # the key); a NOT IN over a join probing the indexed staging table stays linear.
+    # the key); a NOT IN over a join probing the indexed staging table stays linear. It selects
+    # the staging table's own row number column (strategies.staging_row_column), not `rowid`.
     rowid_anti_join: bool = False
 
 

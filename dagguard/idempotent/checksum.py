@@ -8,7 +8,7 @@ from datetime import date, datetime, time, timedelta, timezone
 from decimal import Decimal
 from typing import Any, Sequence
 
-from dagguard.idempotent.arrow_batch import ArrowBatch
+from dagguard.idempotent.arrow.batch import ArrowBatch
 from dagguard.idempotent.batch import AnyBatch, Batch, as_rows
 
 _MODULUS = 1 << 128
@@ -98,7 +98,11 @@ def _canonical_array(column: Any) -> Any:
     t = pa.types
     kind = column.type
     if t.is_timestamp(kind):
-        return column.cast(pa.timestamp("us", tz="UTC" if kind.tz else None))
+        zone = "UTC" if kind.tz else None
+        try:
+            return column.cast(pa.timestamp("us", tz=zone))
+        except pa.ArrowInvalid:  # sub-microsecond digits: nanoseconds, which tell values apart
+            return column.cast(pa.timestamp("ns", tz=zone))
     if t.is_signed_integer(kind) or (t.is_unsigned_integer(kind) and kind.bit_width < 64):
         return column.cast(pa.int64())
     if t.is_floating(kind):

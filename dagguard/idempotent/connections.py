@@ -69,10 +69,16 @@ def connect_airflow(conn_id: str) -> Any:
     """A DB-API connection from Airflow's hook for `conn_id` (SqliteHook, PostgresHook, ...)."""
     from dagguard.idempotent.errors import require_airflow
 
-    require_airflow(f"conn_id={conn_id!r}")
+    require_airflow(f"conn_id={conn_id!r} (not a database URL, so an Airflow connection id)")
     from airflow.sdk import BaseHook
+    from airflow.sdk.exceptions import AirflowNotFoundException
 
-    connection = BaseHook.get_connection(conn_id)
+    try:
+        connection = BaseHook.get_connection(conn_id)
+    except AirflowNotFoundException as exc:
+        raise UnsupportedConnectionError(
+            f"{conn_id!r} is neither a database URL (sqlite:///path.db, duckdb:///path.duckdb, "
+            f"postgresql://user@host/db) nor a defined Airflow connection id ({exc})") from exc
     hook = connection.get_hook()
     if not hasattr(hook, "get_conn"):
         raise UnsupportedConnectionError(

@@ -15,7 +15,17 @@ class IntervalViolationError(IdempotentWriteError):
     """The batch does not fit the interval: rows outside it, NULL times or duplicate keys."""
 
 
-class InvalidIdentifierError(IdempotentWriteError, ValueError):
+class InvalidArgumentError(IdempotentWriteError, ValueError):
+    """An argument that cannot be right: an unknown strategy, a missing time_column or
+    unique_key, a naive or reversed interval. A ValueError too, so `except ValueError` works."""
+
+
+class ArgumentTypeError(IdempotentWriteError, TypeError):
+    """An argument of the wrong type: a date or a string as an interval bound, a tuple as the
+    interval. A TypeError too."""
+
+
+class InvalidIdentifierError(InvalidArgumentError):
     """A table or column name that is not a plain SQL identifier."""
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from typing import Any, Mapping
 
-from dagguard.idempotent.errors import EmptyIntervalError
+from dagguard.idempotent.errors import ArgumentTypeError, EmptyIntervalError, InvalidArgumentError
 
 EMPTY_INTERVAL_FIX = (
     "give the DAG a data-interval timetable (e.g. schedule=CronDataIntervalTimetable('0 0 * * *', "
@@ -18,10 +18,10 @@ EMPTY_INTERVAL_FIX = (
 
 def _as_utc(value: datetime, name: str) -> datetime:
     if not isinstance(value, datetime):
-        raise TypeError(f"{name} must be a datetime, got {type(value).__name__}")
+        raise ArgumentTypeError(f"{name} must be a datetime, got {type(value).__name__}")
     if value.tzinfo is None or value.utcoffset() is None:
-        raise ValueError(f"{name} {value.isoformat()} is not timezone-aware; pass e.g. "
-                         f"datetime(..., tzinfo=timezone.utc)")
+        raise InvalidArgumentError(f"{name} {value.isoformat()} is not timezone-aware; pass e.g. "
+                                   f"datetime(..., tzinfo=timezone.utc)")
     # pendulum and pandas datetimes become plain datetimes so results serialise anywhere.
     return datetime(value.year, value.month, value.day, value.hour, value.minute, value.second,
                     value.microsecond, tzinfo=value.tzinfo).astimezone(timezone.utc)
@@ -42,7 +42,7 @@ class Interval:
         start = _as_utc(self.start, "interval start")
         end = _as_utc(self.end, "interval end")
         if end < start:
-            raise ValueError(f"interval end {end.isoformat()} is before its start {start.isoformat()}")
+            raise InvalidArgumentError(f"interval end {end.isoformat()} is before its start {start.isoformat()}")
         if end == start:
             raise EmptyIntervalError(
                 f"the data interval is empty (start == end == {start.isoformat()}), so no row can "

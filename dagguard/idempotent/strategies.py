@@ -7,7 +7,7 @@ restriction would delete or rewrite every other interval of the table.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, Sequence
 
 from dagguard.idempotent.capabilities import Features
 from dagguard.idempotent.errors import InvalidIdentifierError
@@ -26,6 +26,29 @@ DELETED, INSERTED, UPDATED, MERGED, COUNT_INSERT, COUNT_UPDATE = (
 BULK_INSERT = "bulk_insert"
 # A statement whose rows were counted beforehand (by merge_summary).
 COUNTED = "counted"
+
+
+# The SQL condition that a column (given as SQL) lies in the interval, and its parameters.
+IntervalTest = Callable[[str], tuple[str, tuple[Any, ...]]]
+
+# The staging table's own row number column, where the engine's anti-join needs one (SQLite):
+# never SQLite's implicit `rowid`, which a column of the batch named rowid would hide.
+STAGING_ROW = "dg_row"
+
+
+def staging_row_column(columns: Sequence[str]) -> str:
+    """STAGING_ROW, numbered on until no column of the batch has the name (in any case)."""
+    taken = {column.lower() for column in columns}
+    name, number = STAGING_ROW, 0
+    while name in taken:
+        number += 1
+        name = f"{STAGING_ROW}_{number}"
+    return name
+
+
+def in_range(column: str, start: Any, end: Any) -> tuple[str, tuple[Any, ...]]:
+    """The plain test `start <= column < end`, for columns whose values compare as times."""
+    return f"{column} >= ? AND {column} < ?", (start, end)
 
 
 @dataclass(frozen=True)
@@ -75,11 +98,16 @@ class PlanInput:
     # Columns whose type has no usable equality (PostgreSQL json, xml, geometric types): a
     # merge compares their text to find the changed rows.
     text_compared: frozenset[str] = frozenset()
+    # The engine's test that the time column lies in [start, end), where comparing the column's
+    # values does not order them in time (SQLite's text); None: in_range on start and end.
+    in_interval: IntervalTest | None = None
 
 
 def _in_interval(p: PlanInput, qualifier: str) -> tuple[str, tuple[Any, ...]]:
     column = f"{qualifier}.{quote_identifier(p.time_column)}" if qualifier else quote_identifier(p.time_column)
-    return f"{column} >= ? AND {column} < ?", (p.start, p.end)
+    if p.in_interval is not None:
+        return p.in_interval(column)
+    return in_range(column, p.start, p.end)
 
 
 def _match(p: PlanInput, features: Features, target: str = T) -> str:
@@ -211,7 +239,8 @@ def _update_then_insert(p: PlanInput, features: Features) -> list[Statement]:
             f"WHERE {match} AND {where} AND ({changed})", params, UPDATED))
     cols = quote_columns(p.columns)
     if features.rowid_anti_join:
-        new_rows = (f"{S}.rowid NOT IN (SELECT {S}.rowid FROM {p.target.quoted} AS {T} "
+        row = f"{S}.{quote_identifier(staging_row_column(p.columns))}"
+        new_rows = (f"{row} NOT IN (SELECT {row} FROM {p.target.quoted} AS {T} "
                     f"JOIN {p.staging} AS {S} ON {match} WHERE {where})")
     else:
         new_rows = f"NOT EXISTS (SELECT 1 FROM {p.target.quoted} AS {T} WHERE {match} AND {where})"

@@ -6,17 +6,19 @@ import dataclasses
 import random
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from dagguard.idempotent import strategies
-from dagguard.idempotent.arrow_batch import ArrowBatch
-from dagguard.idempotent.arrow_validation import check_arrow
-from dagguard.idempotent.arrow_from_rows import rows_to_arrow
+from dagguard.idempotent.arrow.batch import ArrowBatch
+from dagguard.idempotent.arrow.nanoseconds import check_nanoseconds, has_sub_microseconds, whole_microseconds
+from dagguard.idempotent.arrow.validation import check_arrow
+from dagguard.idempotent.arrow.from_rows import rows_to_arrow
 from dagguard.idempotent.batch import AnyBatch, Batch, as_rows, replace_column, to_batch
 from dagguard.idempotent.checksum import batch_checksum
 from dagguard.idempotent.connections import open_engine
 from dagguard.idempotent.engines import Engine
-from dagguard.idempotent.errors import (ConcurrentWriteError, DatabaseRefusedError, InvalidIdentifierError,
+from dagguard.idempotent.errors import (ArgumentTypeError, ConcurrentWriteError, DatabaseRefusedError,
+                                        IntervalViolationError, InvalidArgumentError, InvalidIdentifierError,
                                         TargetTableError)
 from dagguard.idempotent.identifiers import TableName, quote_identifier, validate_identifier
 from dagguard.idempotent.interval import Interval
@@ -43,19 +45,24 @@ class WriteSpec:
         """Check the arguments of write_interval and the decorator, before any data moves."""
         if strategy not in strategies.STRATEGIES:
             hint = " (there is no append strategy: appends duplicate on rerun)" if strategy == "append" else ""
-            raise ValueError(f"unknown strategy {strategy!r}{hint}; use one of {', '.join(strategies.STRATEGIES)}")
+            raise InvalidArgumentError(
+                f"unknown strategy {strategy!r}{hint}; use one of {', '.join(strategies.STRATEGIES)}")
+        if unique_key is not None and not isinstance(unique_key, (str, Iterable)):
+            raise ArgumentTypeError(f"unique_key must be a column name or a list of them, not a "
+                                    f"{type(unique_key).__name__}")
         keys = (unique_key,) if isinstance(unique_key, str) else tuple(unique_key or ())
         for key in keys:
             validate_identifier(key, "unique_key column")
         if time_column is not None:
             validate_identifier(time_column, "time_column")
         if strategy in ("replace", "merge") and not time_column:
-            raise ValueError(f"strategy={strategy!r} needs time_column=, the column the interval filters on")
+            raise InvalidArgumentError(
+                f"strategy={strategy!r} needs time_column=, the column the interval filters on")
         if strategy == "merge" and not keys:
-            raise ValueError("strategy='merge' needs unique_key=[...], the columns a row is matched on")
+            raise InvalidArgumentError("strategy='merge' needs unique_key=[...], the columns a row is matched on")
         if delete_missing and strategy != "merge":
-            raise ValueError("delete_missing=True only applies to strategy='merge' "
-                             "(replace and overwrite_partition always remove missing rows)")
+            raise InvalidArgumentError("delete_missing=True only applies to strategy='merge' "
+                                       "(replace and overwrite_partition always remove missing rows)")
         partition = partition_column if strategy == "overwrite_partition" else None
         if partition is not None:
             validate_identifier(partition, "partition_column")
@@ -100,13 +107,18 @@ def prepare_batch(spec: WriteSpec, rows: Any, columns: Sequence[str] | None, int
     table = str(spec.table)
     check_time = bool(spec.time_column) and (
         spec.strategy != "overwrite_partition" or spec.time_column in batch.columns)
+    nanoseconds = None
     if isinstance(batch, ArrowBatch):
         if not len(batch):
             return as_rows(batch)
+        # Whole microseconds convert exactly; the other nanoseconds are checked against the
+        # target's column types, which only the transaction reads.
+        batch = whole_microseconds(batch)
         checked = check_arrow(batch, spec.time_column if check_time else None, spec.unique_key,
                               spec.partition_column, interval.partition_key, interval)
         if checked is not None:
             return checked
+        nanoseconds = batch if has_sub_microseconds(batch) else None
         # A violation (or a type only the row checks handle): they name the offending rows.
         batch = as_rows(batch)
     if check_time:
@@ -115,6 +127,10 @@ def prepare_batch(spec: WriteSpec, rows: Any, columns: Sequence[str] | None, int
         check_unique_keys(batch, spec.unique_key, interval, table)
     if spec.partition_column and batch.rows:
         batch = check_partition(batch, spec.partition_column, interval.partition_key, interval, table)
+    if nanoseconds is not None:
+        # The row checks passed, but Python datetimes would drop the nanoseconds: stay Arrow.
+        return (nanoseconds.with_constant(spec.partition_column, interval.partition_key)
+                if spec.partition_column else nanoseconds)
     return batch
 
 
@@ -130,7 +146,8 @@ def write_interval(conn: Any, table: str, rows: Any, interval: Interval, *,
     rows leaves the table unchanged.
     """
     if not isinstance(interval, Interval):
-        raise TypeError("interval must be a dagguard.idempotent.Interval(start, end)")
+        raise ArgumentTypeError(f"interval must be a dagguard.idempotent.Interval(start, end), not a "
+                                f"{type(interval).__name__}")
     spec = WriteSpec.build(table, strategy, time_column, unique_key, delete_missing, partition_column)
     batch = prepare_batch(spec, rows, columns, interval)
     with open_engine(conn) as engine:
@@ -150,6 +167,8 @@ def write_batch(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
             with engine.transaction(lock_key):
                 return _write_in_transaction(engine, spec, batch, interval, checksum, run, observer)
         except Exception as exc:
+            if isinstance(exc, UnicodeEncodeError):
+                raise IntervalViolationError(_unencodable(batch, exc, spec.table, interval)) from exc
             if not engine.is_retryable(exc):
                 if _from_the_driver(exc):
                     raise DatabaseRefusedError(
@@ -162,6 +181,22 @@ def write_batch(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
                     f"with concurrent writers: {exc}") from exc
             time.sleep(min(1.0, 0.01 * 2 ** attempt) * random.uniform(0.5, 1.5))
     raise AssertionError("unreachable")
+
+
+def _unencodable(batch: AnyBatch, exc: UnicodeEncodeError, table: TableName, interval: Interval) -> str:
+    """The message for text the driver could not encode (a lone surrogate such as "\\ud800", or a
+    character the PostgreSQL client encoding lacks), naming the first such value."""
+    for number, row in enumerate(batch.rows):
+        for column, value in zip(batch.columns, row):
+            if isinstance(value, str):
+                try:
+                    value.encode(exc.encoding)
+                except UnicodeEncodeError as found:
+                    return (f"row {number} of the batch for {table} {interval} cannot be written, nothing "
+                            f"was written: column {column!r} holds {value!r}, which {exc.encoding} cannot "
+                            f"encode ({found.reason}); a lone surrogate usually comes from bytes decoded "
+                            f"with errors='surrogateescape'")
+    return f"the batch for {table} {interval} cannot be written, nothing was written: {exc}"
 
 
 # Where the drivers' exceptions live; OverflowError is how sqlite3 and duckdb refuse to bind
@@ -213,8 +248,10 @@ def _naive_utc(batch: AnyBatch, column: str) -> AnyBatch:
     if isinstance(batch, ArrowBatch):
         import pyarrow as pa
 
-        # Arrow keeps instants as UTC numbers: dropping the zone leaves the UTC wall time.
-        return batch.with_array(column, batch.column(column).cast(pa.timestamp("us")))
+        # Arrow keeps instants as UTC numbers: dropping the zone leaves the UTC wall time
+        # (in the column's unit: a TIMESTAMP_NS column keeps the nanoseconds).
+        times = batch.column(column)
+        return batch.with_array(column, times.cast(pa.timestamp(times.type.unit)))
     at = batch.index(column)
     return replace_column(batch, column, (row[at].replace(tzinfo=None) for row in batch.rows))
 
@@ -250,6 +287,8 @@ def _write_in_transaction(engine: Engine, spec: WriteSpec, batch: AnyBatch, inte
     if target_columns is not None and engine.case_insensitive_names:
         spec, batch = _spelled_as_target(spec, batch, target_columns)
     _check_target(engine, spec, batch, target_columns)
+    if isinstance(batch, ArrowBatch):
+        check_nanoseconds(batch, target_columns, engine.stores_nanoseconds, str(spec.table))
     start, end = interval.start, interval.end
     if (spec.time_column and engine.typed_timestamps
             and is_naive_timestamp(target_columns[spec.time_column])):
@@ -279,7 +318,9 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
                 in_place: str | None) -> WriteResult:
     """The strategy's statements, after the batch has been checked against the target."""
     start, end, partition_value = bounds
-    scope = _scope(spec, start, end, partition_value)
+    in_interval = (engine.interval_test(spec.table, spec.time_column, start, end)
+                   if spec.strategy != "overwrite_partition" else None)
+    scope = _scope(spec, in_interval, partition_value)
     unchanged = False
     if in_place:
         unchanged, fingerprint = _compare_fingerprints(
@@ -331,7 +372,7 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
         time_column=spec.time_column, unique_key=spec.unique_key, nullable_keys=nullable,
         delete_missing=spec.delete_missing, partition_column=spec.partition_column,
         start=start, end=end, partition_value=partition_value, direct_insert=direct,
-        text_compared=engine.compared_as_text(target_columns))
+        text_compared=engine.compared_as_text(target_columns), in_interval=in_interval)
     counts = {"deleted": 0, "inserted": 0, "updated": 0}
     first_number = 0
     if spec.strategy == "merge" and staging and not direct:
@@ -422,12 +463,12 @@ def _count_merge(engine: Engine, spec: WriteSpec, batch: AnyBatch, plan_input: s
                                interval_rows=interval_rows), summary.sql, None
 
 
-def _scope(spec: WriteSpec, start: Any, end: Any, partition_value: Any) -> tuple[str, tuple[Any, ...]]:
+def _scope(spec: WriteSpec, in_interval: strategies.IntervalTest | None,
+           partition_value: Any) -> tuple[str, tuple[Any, ...]]:
     """The WHERE clause selecting the target rows this write owns, and its parameters."""
-    if spec.strategy == "overwrite_partition":
+    if in_interval is None:
         return f"{quote_identifier(spec.partition_column)} = ?", (partition_value,)
-    column = quote_identifier(spec.time_column)
-    return f"{column} >= ? AND {column} < ?", (start, end)
+    return in_interval(quote_identifier(spec.time_column))
 
 
 def _compare_fingerprints(engine: Engine, spec: WriteSpec, batch: AnyBatch, source: str | None,

@@ -14,6 +14,8 @@ import libcst as cst
 
 from dagguard.model import airflow_names as names
 from dagguard.model.arguments import ArgValue, Arguments, call_arguments, dict_arguments
+from dagguard.model.import_guards import value_on_import
+from dagguard.model.nesting import Condition, Nesting, PrefixingGroup
 from dagguard.model.scope import FunctionBinding, Scope, function_scope, module_scope
 from dagguard.model.tree import branch_nodes, child_nodes
 from dagguard.model.values import Evaluator
@@ -33,9 +35,9 @@ class TaskModel:
     callable_scope: Optional[Scope]
     group_id: Optional[str]          # "" outside task groups, None when the prefix is unknown
     scope: Scope                     # where the task is made: its arguments are read there
-    # The innermost `for` loop or comprehension, inside the task's DAG, that runs this call once
-    # per pass; None when the call runs once per DAG.
-    loop: Optional[cst.CSTNode] = None
+    # The loops, prefixing task groups and conditions around the call, outermost first, from the
+    # start of its DAG's body if it is written there (model/nesting.py).
+    nesting: Nesting = ()
     # Are its arguments evaluated when the file is parsed? (Not inside a function's body, unless
     # an @dag function's.) Read for tasks outside any DAG of the file.
     parse_time: bool = True
@@ -65,6 +67,10 @@ class DagModel:
     default_args: Arguments
     scope: Scope
     tasks: list[TaskModel] = field(default_factory=list)
+    # Code written inside the DAG: the bodies of its `with` blocks, its @dag function.
+    bodies: list[cst.CSTNode] = field(default_factory=list)
+    # The loops and conditions around the DAG's creation: a loop there makes a new DAG each pass.
+    nesting: Nesting = ()
 
     def effective(self, name: str) -> Optional[ArgValue]:
         """A DAG argument, falling back to default_args as Airflow does for dates."""
@@ -126,7 +132,7 @@ class _Ctx:
     dag: Optional[DagModel]
     group: Optional[str]             # task-group prefix: "" none, None unknown
     parse_time: bool                 # does this code run when the file is parsed?
-    loop: Optional[cst.CSTNode] = None  # innermost loop entered since the DAG's body began
+    nesting: Nesting = ()            # loops, groups and conditions entered since the DAG's body began
 
 
 _TASKFLOW_CHAIN = frozenset({"override", "partial"})
@@ -224,7 +230,7 @@ class _Builder:
         dag = DagModel(
             dag_id=dag_id, kind=kind, call=call, report_node=report_node, function=function,
             args=args, default_args=dict_arguments(args.get("default_args"), evaluator),
-            scope=ctx.scope,
+            scope=ctx.scope, nesting=ctx.nesting,
         )
         self.dags.append(dag)
         if function is not None and kind == "decorator":
@@ -278,7 +284,7 @@ class _Builder:
             python_callable, callable_scope = self.local_function(target.node, ctx.scope)
         return TaskModel(task_id=task_id, kind="operator", operator=qual, node=call, args=args,
                          callable=python_callable, callable_scope=callable_scope, group_id=ctx.group,
-                         scope=ctx.scope, loop=ctx.loop)
+                         scope=ctx.scope, nesting=ctx.nesting)
 
     def is_operator_call(self, call: cst.Call, scope: Scope) -> bool:
         """`SomeOperator(...)` or `SomeOperator.partial(...)`, of a class Airflow ships."""
@@ -342,7 +348,7 @@ class _Builder:
         return TaskModel(task_id=task_id, kind="taskflow", operator=taskflow.operator,
                          node=call, args=args, callable=function,
                          callable_scope=function_scope(function, ctx.scope), group_id=ctx.group,
-                         scope=ctx.scope, loop=ctx.loop)
+                         scope=ctx.scope, nesting=ctx.nesting)
 
 
 def _decorator_call_target(decorator: cst.Decorator) -> cst.BaseExpression:
@@ -373,6 +379,7 @@ def _handle_function(b: _Builder, node: cst.FunctionDef, ctx: _Ctx) -> list[tupl
                 args, call = Arguments(), None
             dag = b._make_dag(args, evaluator, "decorator", call, decorator.decorator, node, ctx,
                               default_id=node.name.value)
+            dag.bodies.append(node)
             # The @dag function body runs when the file is parsed, like module-level code.
             body_ctx = _Ctx(scope=inner_scope, dag=dag, group="", parse_time=ctx.parse_time)
         elif _is_task_decorator(target, ctx.scope):
@@ -433,7 +440,8 @@ def _handle_with(b: _Builder, node: cst.With, ctx: _Ctx) -> list[tuple[cst.CSTNo
             dag = b.new_dag_from_call(expr, "context", ctx)  # type: ignore[arg-type]
             if item.asname is not None:
                 b.bind_dag_var(item.asname.name, dag, ctx.scope)
-            body_ctx = dataclasses.replace(body_ctx, dag=dag, group="", loop=None)
+            dag.bodies.append(node.body)
+            body_ctx = dataclasses.replace(body_ctx, dag=dag, group="", nesting=())
         elif isinstance(expr, cst.Call) and ctx.scope.resolves_to(expr.func, names.TASK_GROUP_CLASSES):
             args = call_arguments(expr, Evaluator(ctx.scope), positional=("group_id",))
             given = args.get("group_id")
@@ -441,14 +449,19 @@ def _handle_with(b: _Builder, node: cst.With, ctx: _Ctx) -> list[tuple[cst.CSTNo
             prefix_arg = args.get("prefix_group_id")
             if prefix_arg is not None and prefix_arg.value is False:
                 group = body_ctx.group  # children keep their plain task ids
+                nesting = body_ctx.nesting
             else:
                 group = _join_group(body_ctx.group, group_id)
-            body_ctx = dataclasses.replace(body_ctx, group=group)
+                nesting = body_ctx.nesting
+                if nesting and given is not None:  # inside a loop, a group named per pass keeps ids apart
+                    nesting += (PrefixingGroup(given.node),)
+            body_ctx = dataclasses.replace(body_ctx, group=group, nesting=nesting)
         else:
             dag = b.dag_for_name(expr, ctx.scope)
             if dag is not None:
+                dag.bodies.append(node.body)
                 # The DAG may be made anew on each pass of an enclosing loop: start afresh.
-                body_ctx = dataclasses.replace(body_ctx, dag=dag, group="", loop=None)
+                body_ctx = dataclasses.replace(body_ctx, dag=dag, group="", nesting=())
     pushed: list[tuple[cst.CSTNode, _Ctx]] = [(item.item, ctx) for item in node.items]
     pushed.append((node.body, body_ctx))
     return pushed
@@ -500,12 +513,26 @@ def _handle_call(b: _Builder, node: cst.Call, ctx: _Ctx) -> list[tuple[cst.CSTNo
 
 
 def _handle_loop(b: _Builder, node: cst.CSTNode, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
-    # Only loops inside a DAG's body repeat its tasks; a loop around the DAG makes new DAGs.
-    inner = dataclasses.replace(ctx, loop=node) if ctx.dag is not None else ctx
+    # A loop around the DAG's creation makes new DAGs (DagModel.nesting); only the others
+    # repeat its tasks.
+    inner = dataclasses.replace(ctx, nesting=ctx.nesting + (node,))
     if isinstance(node, cst.For):
         pushed = [(node.target, ctx), (node.iter, ctx), (node.body, inner)]
         return pushed + ([(node.orelse, ctx)] if node.orelse is not None else [])
     return [(child, inner) for child in branch_nodes(node)]
+
+
+def _handle_if(b: _Builder, node: cst.If, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
+    # The DAG processor never runs the body of `if __name__ == "__main__":` or `if TYPE_CHECKING:`
+    # (nor the `else` of their negations): what is there is no DAG, task or parse-time call.
+    runs = value_on_import(node.test, ctx.scope)
+    if runs is None:
+        # Inside a loop, a task under an `if` may be made on some passes only.
+        inner = dataclasses.replace(ctx, nesting=ctx.nesting + (Condition(node.test),)) if ctx.nesting else ctx
+        pushed = [(node.test, ctx), (node.body, inner)]
+        return pushed + ([(node.orelse, inner)] if node.orelse is not None else [])
+    taken = node.body if runs else node.orelse
+    return [(node.test, ctx)] + ([(taken, ctx)] if taken is not None else [])
 
 
 def _handle_lambda(b: _Builder, node: cst.Lambda, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
@@ -524,6 +551,7 @@ _HANDLERS = {
     cst.Assign: _handle_assign,
     cst.Call: _handle_call,
     cst.Lambda: _handle_lambda,
+    cst.If: _handle_if,
     cst.For: _handle_loop,
     cst.ListComp: _handle_loop,
     cst.SetComp: _handle_loop,

@@ -269,6 +269,32 @@ def dag_recurrence(dag: "DagModel", airflow_version: str, create_cron_data_inter
                       create_cron_data_intervals=create_cron_data_intervals)
 
 
+def recurs_on_a_clock(dag: "DagModel", airflow_version: str, create_cron_data_intervals: bool) -> bool:
+    """Do recurring fire times start the DAG's runs, so that catchup and backfills can queue many
+    at once? False for None, @once, @continuous, assets alone, and schedules not statically known."""
+    rec = dag_recurrence(dag, airflow_version, create_cron_data_intervals, composite_timetables=True)
+    return isinstance(rec, Recurrence)
+
+
+def schedule_argument(dag: "DagModel") -> Optional["ArgValue"]:
+    """The schedule argument the DAG is read by: the first of SCHEDULE_ARGUMENTS given."""
+    return next((dag.args.get(name) for name in SCHEDULE_ARGUMENTS if dag.args.get(name) is not None), None)
+
+
+def is_continuous(dag: "DagModel") -> bool:
+    """`schedule="@continuous"` or a ContinuousTimetable: Airflow allows it one active run only."""
+    arg = schedule_argument(dag)
+    if arg is None:
+        return False
+    if isinstance(arg.value, str):
+        return arg.value.strip() == "@continuous"
+    call = arg.node
+    if not isinstance(call, cst.Call):
+        return False
+    qual = dag.scope.qualname(call.func)
+    return qual in names.NON_RECURRING_TIMETABLES and qual.endswith(".ContinuousTimetable")
+
+
 def catching_up(dag: "DagModel", airflow_version: str, create_cron_data_intervals: bool) -> Optional[Recurrence]:
     """The DAG's Recurrence when catchup is certainly on and the schedule is clock-driven."""
     if catchup_enabled(dag, airflow_version) is not True:

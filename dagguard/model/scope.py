@@ -126,7 +126,7 @@ class ModuleScope(Scope):
                 return False
             names = self._names_read.get(id(constant))
             if names is None:
-                names = self._names_read[id(constant)] = _names_in(constant.value)
+                names = self._names_read[id(constant)] = names_in(constant.value)
             if name in names:
                 return True
         return False
@@ -176,7 +176,8 @@ class StatementScope(Scope):
         return bindings[first:end]
 
 
-def _names_in(expr: cst.BaseExpression) -> frozenset[str]:
+def names_in(expr: cst.CSTNode) -> frozenset[str]:
+    """Every name the expression mentions, attribute names included."""
     names: set[str] = set()
     pending: list[cst.CSTNode] = [expr]
     while pending:

@@ -9,7 +9,7 @@ import libcst as cst
 
 from dagguard.model import airflow_names as names
 from dagguard.model.dags import DagModel, FileModel
-from dagguard.model.schedules import (SCHEDULE_ARGUMENTS, Recurrence, dag_recurrence, keyword_argument,
+from dagguard.model.schedules import (Recurrence, dag_recurrence, keyword_argument, schedule_argument,
                                       timetable_call_recurrence)
 from dagguard.model.scope import ConstantBinding
 from dagguard.model.values import UNKNOWN, Evaluator, Timetable
@@ -40,7 +40,7 @@ def trigger_schedule(dag: DagModel, settings: "Settings") -> Optional[str]:
     if settings.airflow_version == "2":
         return None
     # The argument dag_recurrence reads: the first schedule argument given.
-    arg = next((dag.args.get(name) for name in SCHEDULE_ARGUMENTS if dag.args.get(name) is not None), None)
+    arg = schedule_argument(dag)
     if arg is not None and arg.value is UNKNOWN:
         return _unread_timetable(arg.node, Evaluator(dag.scope))
     rec = dag_recurrence(dag, settings.airflow_version, settings.create_cron_data_intervals)

@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import json
 from pathlib import PurePath
+from urllib.parse import quote
 
 from dagguard import __version__
 from dagguard.engine.runner import CheckResult
 from dagguard.rules import ALL_RULES
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def artifact_uri(path: str) -> str:
+    """The path as a URI reference: percent-encoded (a space or a comma is not allowed raw);
+    relative paths stay relative to the folder the check ran in, absolute ones are file: URIs."""
+    pure = PurePath(path)
+    if pure.is_absolute():
+        return pure.as_uri()
+    return quote(pure.as_posix(), safe="/")
 
 
 def format_sarif(result: CheckResult, color: bool) -> str:
@@ -31,7 +41,7 @@ def format_sarif(result: CheckResult, color: bool) -> str:
             "message": {"text": f.message + (f"\nhelp: {f.help}" if f.help else "")},
             "locations": [{
                 "physicalLocation": {
-                    "artifactLocation": {"uri": PurePath(f.path).as_posix()},
+                    "artifactLocation": {"uri": artifact_uri(f.path)},
                     "region": {"startLine": f.line, "startColumn": f.column,
                                "endLine": f.end_line, "endColumn": f.end_column},
                 }

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dagguard.engine.findings import Finding, fix_applies
 from dagguard.engine.runner import CheckResult
 
-_BOLD, _RED, _YELLOW, _CYAN, _DIM, _RESET = "\033[1m", "\033[31m", "\033[33m", "\033[36m", "\033[2m", "\033[0m"
+BOLD, RED, YELLOW, CYAN, DIM, RESET = "\033[1m", "\033[31m", "\033[33m", "\033[36m", "\033[2m", "\033[0m"
 
 
 def _plural(count: int, word: str) -> str:
@@ -34,25 +34,38 @@ def fixable_line(result: CheckResult) -> str:
     return f"No fixes available{hint}" if hidden else ""
 
 
-def format_text(result: CheckResult, color: bool) -> str:
+def paint(text: str, color: bool, *styles: str) -> str:
+    """`text` in ANSI `styles` when colour is on."""
+    return f"{''.join(styles)}{text}{RESET}" if color else text
+
+
+def code_style(finding: Finding) -> str:
+    return RED if finding.severity == "error" else YELLOW
+
+
+def help_line(finding: Finding, color: bool, indent: str = "  ") -> list[str]:
+    """The finding's advice, indented, as zero or one line."""
+    return [f"{indent}{paint(f'help: {finding.help}', color, DIM)}"] if finding.help else []
+
+
+def with_summary(lines: list[str], result: CheckResult, color: bool, summary: bool) -> str:
+    """The report's lines followed by the summary line (none with --quiet)."""
+    if summary:
+        fixable = fixable_line(result)
+        lines = [*lines, paint(summary_line(result), color, BOLD), *([fixable] if fixable else [])]
+    elif lines and lines[-1] == "":
+        lines = lines[:-1]
+    return "".join(f"{line}\n" for line in lines)
+
+
+def format_text(result: CheckResult, color: bool, summary: bool = True) -> str:
     lines: list[str] = []
     for f in result.findings:
-        if color:
-            code_color = _RED if f.severity == "error" else _YELLOW
-            lines.append(f"{_BOLD}{f.path}{_RESET}{_CYAN}:{_RESET}{f.line}{_CYAN}:{_RESET}{f.column}"
-                         f"{_CYAN}:{_RESET} {_BOLD}{code_color}{f.code}{_RESET} {_marker(f, result)}{f.message}")
-            if f.help:
-                lines.append(f"  {_DIM}help: {f.help}{_RESET}")
-        else:
-            lines.append(f"{f.path}:{f.line}:{f.column}: {f.code} {_marker(f, result)}{f.message}")
-            if f.help:
-                lines.append(f"  help: {f.help}")
-    summary = summary_line(result)
-    lines.append(f"{_BOLD}{summary}{_RESET}" if color else summary)
-    fixable = fixable_line(result)
-    if fixable:
-        lines.append(fixable)
-    return "\n".join(lines) + "\n"
+        colon = paint(":", color, CYAN)
+        lines.append(f"{paint(f.path, color, BOLD)}{colon}{f.line}{colon}{f.column}{colon} "
+                     f"{paint(f.code, color, BOLD, code_style(f))} {_marker(f, result)}{f.message}")
+        lines.extend(help_line(f, color))
+    return with_summary(lines, result, color, summary)
 
 
 def _marker(finding: Finding, result: CheckResult) -> str:

@@ -7,6 +7,7 @@ from typing import Iterable, Optional
 import libcst as cst
 
 from dagguard.model.dags import DagModel, FileModel
+from dagguard.model.schedules import is_continuous, recurs_on_a_clock
 from dagguard.rules.base import UNSAFE, Fix, Report, Rule, RuleContext
 from dagguard.rules.edits import add_dag_keywords
 
@@ -19,8 +20,23 @@ class MissingMaxActiveRuns(Rule):
     summary = "The DAG sets no max_active_runs: up to 16 of its runs may run at once"
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
+        settings = context.settings
         for dag in file.dags:
-            if dag.surely_lacks("max_active_runs"):
+            if not dag.surely_lacks("max_active_runs"):
+                continue
+            if is_continuous(dag):
+                # ContinuousTimetable's active_runs_limit is 1: the default of 16 is refused.
+                yield Report(
+                    node=dag.report_node,
+                    message=f"{dag.label} is scheduled @continuous and sets no max_active_runs; Airflow "
+                            "requires max_active_runs <= 1 for it and the DAG does not load",
+                    help="set max_active_runs=1",
+                    dag=dag,
+                    severity="error",
+                    fix=_fix(dag, 1),
+                )
+            elif recurs_on_a_clock(dag, settings.airflow_version, settings.create_cron_data_intervals):
+                # Only a recurring schedule queues a backlog (catchup, backfills): see the rule page.
                 yield Report(
                     node=dag.report_node,
                     message=f"{dag.label} sets no max_active_runs; up to 16 of its runs can run at once",

@@ -7,6 +7,7 @@ from typing import Iterable, Optional
 import libcst as cst
 
 from dagguard.model.dags import DagModel, FileModel
+from dagguard.model.schedules import recurs_on_a_clock
 from dagguard.rules.base import UNSAFE, Fix, Report, Rule, RuleContext
 from dagguard.rules.edits import add_dag_keywords
 
@@ -20,9 +21,13 @@ class MissingMaxActiveTasks(Rule):
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         # Airflow 2 also accepted the old name `concurrency`; Airflow 3 rejects it (DG106).
-        old_name_counts = context.settings.airflow_version == "2"
+        settings = context.settings
+        old_name_counts = settings.airflow_version == "2"
         for dag in file.dags:
-            if dag.surely_lacks("max_active_tasks") and not (old_name_counts and "concurrency" in dag.args):
+            if not dag.surely_lacks("max_active_tasks") or (old_name_counts and "concurrency" in dag.args):
+                continue
+            # One run at a time has no backlog to flood with: see DG102's page.
+            if recurs_on_a_clock(dag, settings.airflow_version, settings.create_cron_data_intervals):
                 yield Report(
                     node=dag.report_node,
                     message=f"{dag.label} sets no max_active_tasks; up to 16 of its tasks can run at once",

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import Iterable, Optional
 
 import libcst as cst
 
 from dagguard.model.branches import branch_paths, exclusive
-from dagguard.model.dags import FileModel, TaskModel
-from dagguard.model.scope import target_names
-from dagguard.model.tree import child_nodes
+from dagguard.model.dags import DagModel, FileModel, TaskModel
+from dagguard.model.nesting import (COMPREHENSIONS, Condition, LoopPass, PrefixingGroup, changing_names,
+                                    has_call, loop_passes, mentions)
+from dagguard.model.values import Evaluator
 from dagguard.rules.base import Report, Rule, RuleContext
 
 
@@ -20,81 +21,77 @@ class DuplicateTaskId(Rule):
     summary = "Two tasks in one DAG share a task_id, so the DAG fails to import"
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
+        changing: dict[int, Optional[frozenset[str]]] = {}  # per loop: a body is walked once
         for dag in file.dags:
             seen: dict[str, list[TaskModel]] = {}
             paths = None
             # TaskFlow calls get unique ids from Airflow (`extract__1`); only explicit ids clash.
             for task in dag.tasks:
-                task_id = task.full_task_id
-                if task.kind != "operator" or task_id is None:
-                    continue
                 task_arg = task.args.get("task_id")
-                node = task_arg.report_node if task_arg else task.node
-                earlier = seen.setdefault(task_id, [])
+                if task.kind != "operator" or task_arg is None:
+                    continue
+                task_id = task.full_task_id
+                earlier = seen.setdefault(task_id, []) if task_id is not None else []
                 if earlier and paths is None:  # walked for files with a repeated id only
                     paths = branch_paths(file.module, (t.node for t in dag.tasks))
                 if earlier and any(not exclusive(paths[id(t.node)], paths[id(task.node)]) for t in earlier):
                     yield Report(
-                        node=node,
+                        node=task_arg.report_node,
                         message=f"{dag.label} already has a task '{task_id}'; "
                                 "Airflow raises DuplicateTaskIdFound and the DAG does not load",
                         help="give each task a unique task_id",
                         dag=dag,
                     )
-                elif _repeated_by_loop(task, task_arg.node if task_arg else None):
+                elif (repeating := _repeating_pass(dag, task, task_arg.node, changing)) is not None:
+                    shown = f"'{task_id}'" if task_id is not None else f"task_id={file.module.code_for_node(task_arg.node)}"
+                    variables = ", ".join(sorted(repeating.targets)) or "_"
                     yield Report(
-                        node=node,
-                        message=f"{dag.label} creates task '{task_id}' on every pass of a loop; "
-                                "the second pass raises DuplicateTaskIdFound and the DAG does not load",
-                        help="build the task_id from the loop variable, e.g. f\"load_{table}\"",
+                        node=task_arg.report_node,
+                        message=f"{dag.label} creates task {shown} on every pass of a loop over {variables}, "
+                                "which the id does not depend on; the second pass raises DuplicateTaskIdFound "
+                                "and the DAG does not load",
+                        help=f"build the task_id from {variables} too, or put the tasks in a TaskGroup named after it",
                         dag=dag,
                     )
-                earlier.append(task)
+                if task_id is not None:
+                    earlier.append(task)
 
 
-def _repeated_by_loop(task: TaskModel, task_id_node: cst.CSTNode | None) -> bool:
-    """The task is made on each pass of a loop that can run twice, with an id the loop's
-    variables do not change."""
-    loop = task.loop
-    if loop is None or task_id_node is None or _runs_at_most_once(loop):
-        return False
-    return not (_loop_targets(loop) & set(_names_in(task_id_node)))
+def _repeating_pass(dag: DagModel, task: TaskModel, task_id_node: cst.BaseExpression,
+                    known: dict[int, Optional[frozenset[str]]]) -> Optional[LoopPass]:
+    """A loop around the task, inside its DAG, that can run twice and makes the same id on each
+    pass: neither the id nor a prefixing task group inside the loop depends on what the loop
+    changes, and no condition or early exit inside it may skip passes."""
+    around_the_dag = {id(level) for level in dag.nesting}  # these make a new DAG on each pass
+    for index, level in enumerate(task.nesting):
+        if not isinstance(level, (cst.For, *COMPREHENSIONS)) or id(level) in around_the_dag:
+            continue
+        inner = task.nesting[index + 1:]
+        ids = [task_id_node] + [g.group_id for g in inner if isinstance(g, PrefixingGroup)]
+        conditions = [c.test for c in inner if isinstance(c, Condition)]
+        for loop in loop_passes(level):
+            if _runs_at_most_once(loop.iterable, Evaluator(task.scope)):
+                continue
+            if id(loop.node) not in known:
+                known[id(loop.node)] = changing_names(loop)
+            changing = known[id(loop.node)]
+            if changing is None or any(mentions(test, changing) for test in (*conditions, *loop.conditions)):
+                continue  # some passes may skip the task
+            if any(mentions(expr, changing) or has_call(expr) for expr in ids):
+                continue  # the id may differ from pass to pass
+            return loop
+    return None
 
 
-def _runs_at_most_once(loop: cst.CSTNode) -> bool:
-    # Visibly so: over a literal of at most one item, or range(0) / range(1).
-    if isinstance(loop, cst.For):
-        iterable = loop.iter
-    else:
-        comp = loop.for_in  # type: ignore[attr-defined]
-        if comp.inner_for_in is not None:
-            return False
-        iterable = comp.iter
+def _runs_at_most_once(iterable: cst.BaseExpression, evaluator: Evaluator) -> bool:
+    # Visibly so: over a literal (or a module constant) of at most one item, or range(0) / range(1).
     if isinstance(iterable, (cst.List, cst.Tuple, cst.Set)):
         return len(iterable.elements) <= 1
+    if isinstance(iterable, cst.Name):
+        value = evaluator.value(iterable)
+        return isinstance(value, (list, tuple)) and len(value) <= 1
     if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) \
             and iterable.func.value == "range" and len(iterable.args) == 1:
         bound = iterable.args[0].value
         return isinstance(bound, cst.Integer) and int(bound.value, 0) <= 1
     return False
-
-
-def _loop_targets(loop: cst.CSTNode) -> set[str]:
-    if isinstance(loop, cst.For):
-        return set(target_names(loop.target))
-    names: set[str] = set()
-    comp = loop.for_in  # type: ignore[attr-defined]
-    while comp is not None:
-        names.update(target_names(comp.target))
-        comp = comp.inner_for_in
-    return names
-
-
-def _names_in(node: cst.CSTNode) -> Iterator[str]:
-    pending = [node]
-    while pending:
-        current = pending.pop()
-        if isinstance(current, cst.Name):
-            yield current.value
-        else:
-            pending.extend(child_nodes(current))

@@ -66,3 +66,14 @@ def examples(text: str) -> list[Example]:
         found.append(Example(kind, match.group("code"), options, counts[kind], tuple(files)))  # type: ignore[arg-type]
         files = []
     return found
+
+
+_INFO_STRING = re.compile(r"^```(?P<language>python|sql)[ \t]+(?P<tags>\S[^\n]*)$", re.MULTILINE)
+
+
+def labelled_for_terminal(text: str) -> str:
+    """The page with each tagged example's label (`bad`, `good airflow-version=2`, `file=q.sql`)
+    as a line above its block: a Markdown renderer shows only the language of an info string."""
+    def label(match: re.Match[str]) -> str:
+        return f"\n*{match.group('tags').strip()}:*\n\n```{match.group('language')}"
+    return _INFO_STRING.sub(label, text)

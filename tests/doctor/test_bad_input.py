@@ -120,3 +120,35 @@ def test_unknown_revision(sqlite_incident: Incident, tmp_path: Path):
     newer = stamped_copy(Path(sqlite_incident.url.removeprefix("sqlite:///")), tmp_path / "new.db",
                          "0123456789ab")
     assert_clean_error(run_doctor("--db", f"sqlite:///{newer}"), "unknown alembic revision '0123456789ab'")
+
+
+@pytest.mark.parametrize("url", [
+    "postgresql://u@127.0.0.1:abc/db",
+    "postgresql://[::1",
+    "postgresql://u:s3cret@127.0.0.1:abc/db",
+], ids=["port-not-a-number", "unclosed-ipv6", "bad-port-with-password"])
+def test_url_sqlalchemy_cannot_parse(url: str):
+    result = run_doctor("--db", url)
+    assert_clean_error(result, "not a database URL (from --db)")
+    assert "s3cret" not in result.stderr
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--since", "9999-12-31T23:59:59-12:00"], "out of range"),
+    (["--since", "0001-01-01T00:00:00+14:00"], "out of range"),
+    (["--queued-age", "2000000000"], "--queued-age must be 0 to"),
+    (["--queued-age", "100000000000000000000"], "--queued-age must be 0 to"),
+], ids=["since-after-9999-utc", "since-before-year-1-utc", "queued-age-past-year-1", "queued-age-huge"])
+def test_option_values_out_of_range(incident: Incident, args: list[str], fragment: str):
+    assert_clean_error(run_doctor("--db", incident.url, *args), fragment)
+
+
+@pytest.mark.parametrize("args", [
+    ["--since", "0001-01-01T00:00:00Z"],
+    ["--since", "9999-12-31T23:59:59.999999Z"],
+    ["--queued-age", "52560000"],
+], ids=["since-year-1", "since-year-9999", "queued-age-largest"])
+def test_option_values_at_the_limits_are_diagnosed(incident: Incident, args: list[str]):
+    result = run_doctor("--db", incident.url, "--format", "json", *args)
+    assert result.code == 1 and not result.stderr, result.stderr
+    assert result.json()["findings"]

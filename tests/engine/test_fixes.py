@@ -129,11 +129,12 @@ def test_diff_mode_writes_nothing(tmp_path):
 
 
 @pytest.mark.parametrize("call, expected", [
-    ("DAG('x')", "DAG('x', max_active_runs=1)"),
-    ("DAG('x', schedule = None, tags = [])", "DAG('x', schedule = None, tags = [], max_active_runs = 1)"),
-    ("DAG(\n    'x',\n    schedule=None,\n)", "DAG(\n    'x',\n    schedule=None,\n    max_active_runs=1,\n)"),
-    ("DAG(\n    'x',\n    schedule=None  # why\n)", "DAG(\n    'x',\n    schedule=None,  # why\n    max_active_runs=1\n)"),
-    ("DAG('x',\n    schedule=None)", "DAG('x',\n    schedule=None,\n    max_active_runs=1)"),
+    ("DAG('x', schedule='@daily')", "DAG('x', schedule='@daily', max_active_runs=1)"),
+    ("DAG('x', schedule = '@daily', tags = [])", "DAG('x', schedule = '@daily', tags = [], max_active_runs = 1)"),
+    ("DAG(\n    'x',\n    schedule='@daily',\n)", "DAG(\n    'x',\n    schedule='@daily',\n    max_active_runs=1,\n)"),
+    ("DAG(\n    'x',\n    schedule='@daily'  # why\n)",
+     "DAG(\n    'x',\n    schedule='@daily',  # why\n    max_active_runs=1\n)"),
+    ("DAG('x',\n    schedule='@daily')", "DAG('x',\n    schedule='@daily',\n    max_active_runs=1)"),
 ])
 def test_added_arguments_follow_the_calls_style(call, expected):
     prefix = "from airflow import DAG\n"
@@ -143,7 +144,7 @@ def test_added_arguments_follow_the_calls_style(call, expected):
 
 def test_fix_values_come_from_config():
     settings = Settings(select=("DG102", "DG103"), fix_max_active_runs=3, fix_max_active_tasks=8)
-    text = _fixed("from airflow import DAG\nDAG('x', schedule=None)\n", settings=settings).fixed.decode()
+    text = _fixed("from airflow import DAG\nDAG('x', schedule='@daily')\n", settings=settings).fixed.decode()
     assert "max_active_runs=3" in text and "max_active_tasks=8" in text
 
 

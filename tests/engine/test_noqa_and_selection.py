@@ -71,3 +71,29 @@ def test_exclude_skips_files_and_folders(tmp_path):
     (tmp_path / ".venv" / "y.py").write_text("with DAG(")
     found = lint(tmp_path, incident(), name="dag.py", exclude=("vendor",))
     assert {f.path.rsplit("/", 1)[-1] for f in found} == {"dag.py"}
+
+
+def test_layers_resolve_as_ruff_resolves_them():
+    from dagguard.config import RuleSelection as Layer
+    from dagguard.engine.selection import resolve_rules
+
+    codes = ("DG000", "DG101", "DG102", "DG103", "DG301", "DG302")
+    assert resolve_rules([Layer(select=("ALL",), ignore=("DG1",))], codes) == {"DG000", "DG301", "DG302"}
+    # Within a layer the more specific selector wins; a tie goes to ignore.
+    assert resolve_rules([Layer(select=("DG101",), ignore=("DG1",))], codes) == {"DG101"}
+    assert resolve_rules([Layer(select=("DG1",), ignore=("DG1",))], codes) == set()
+    # A later layer without select edits the earlier one; a later select starts over.
+    config = Layer(select=("DG",), ignore=("DG102",))
+    assert resolve_rules([config, Layer(extend_select=("DG102",))], codes) == set(codes)
+    assert resolve_rules([config, Layer(ignore=("DG3",))], codes) == {"DG000", "DG101", "DG103"}
+    assert resolve_rules([config, Layer(select=("DG10",))], codes) == {"DG101", "DG102", "DG103"}
+
+
+def test_extend_select_and_extend_ignore_settings(tmp_path):
+    found = codes(lint(tmp_path, incident(), select=("DG101",), extend_select=("DG103",)))
+    assert sorted(found) == ["DG101", "DG103"]
+    assert sorted(codes(lint(tmp_path, incident(), extend_ignore=("DG102",)))) == ["DG101", "DG103"]
+
+
+def test_all_in_per_file_ignores_silences_every_rule_there(tmp_path):
+    assert lint(tmp_path, incident(), name="legacy/old.py", per_file_ignores=(("legacy/*", ("ALL",)),)) == []

@@ -7,7 +7,7 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from dagguard.engine.positions import locate
+from dagguard.engine.positions import locate, locate_in_regions
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "example_dags").glob("*.py"))
 
@@ -42,3 +42,16 @@ def test_crlf_line_endings():
     call = module.body[1].body[0].value
     span = locate(module, [call])[id(call)]
     assert (span.line, span.column) == (2, 5)
+
+
+def test_each_node_gets_its_innermost_enclosing_region_in_the_same_pass():
+    module = cst.parse_module("a = 1\nwith x:\n    def f():\n        g(b)\n    c = 2\n")
+    with_block = module.body[1]
+    function = with_block.body.body[0]
+    call = function.body.body[0].body[0].value
+    a_name = module.body[0].body[0].targets[0].target
+    c_name = with_block.body.body[1].body[0].targets[0].target
+    spans, owners = locate_in_regions(module, [a_name, call.args[0], c_name],
+                                      {id(with_block.body): "outer", id(function): "inner"})
+    assert len(spans) == 3
+    assert owners == {id(call.args[0]): "inner", id(c_name): "outer"}

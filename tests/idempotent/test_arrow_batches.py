@@ -8,7 +8,7 @@ from datetime import date, datetime, timedelta, timezone
 import pytest
 
 from dagguard.idempotent import Interval, IntervalViolationError, write_interval
-from dagguard.idempotent.arrow_batch import from_arrow
+from dagguard.idempotent.arrow.batch import from_arrow
 from dagguard.idempotent.batch import to_batch
 from dagguard.idempotent.checksum import batch_checksum, same_data
 from dagguard.idempotent.api import read_ledger

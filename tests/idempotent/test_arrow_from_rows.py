@@ -8,8 +8,8 @@ from decimal import Decimal
 import pytest
 
 from dagguard.idempotent import IntervalViolationError, write_interval
-from dagguard.idempotent.arrow_batch import ArrowBatch
-from dagguard.idempotent.arrow_from_rows import rows_to_arrow
+from dagguard.idempotent.arrow.batch import ArrowBatch
+from dagguard.idempotent.arrow.from_rows import rows_to_arrow
 from dagguard.idempotent.batch import Batch, to_batch
 from dagguard.idempotent.write import WriteSpec, prepare_batch
 from tests.idempotent.helpers import DAY1, at

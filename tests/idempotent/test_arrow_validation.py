@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dagguard.idempotent.arrow_batch import from_arrow
-from dagguard.idempotent.arrow_validation import _has_duplicate_keys
+from dagguard.idempotent.arrow.batch import from_arrow
+from dagguard.idempotent.arrow.validation import _has_duplicate_keys
 
 pa = pytest.importorskip("pyarrow")
 

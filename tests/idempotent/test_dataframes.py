@@ -8,9 +8,9 @@ from datetime import date, timedelta, timezone
 import pytest
 
 from dagguard.idempotent import IntervalViolationError, write_interval
-from dagguard.idempotent.arrow_batch import ArrowBatch
+from dagguard.idempotent.arrow.batch import ArrowBatch
 from dagguard.idempotent.batch import Batch, to_batch
-from tests.idempotent.helpers import DAY1, at
+from tests.idempotent.helpers import DAY1, at, duckdb_database
 
 pd = pytest.importorskip("pandas")
 pytest.importorskip("pyarrow")
@@ -66,12 +66,39 @@ def test_a_frame_writes_what_its_dicts_write(db, strategy):
     assert len(db.rows("from_frame")) == 300
 
 
-def test_nanoseconds_are_dropped_as_to_pydatetime_drops_them(db):
+def _nanoseconds(frame, ns=789):
+    frame["ts"] = frame["ts"].astype("datetime64[ns, UTC]") + pd.Timedelta(nanoseconds=ns)
+    return frame
+
+
+def test_nanoseconds_a_microsecond_column_would_drop_are_refused(db):
     _create(db)
-    frame = _frame(_dicts(3))
-    frame["ts"] = frame["ts"].astype("datetime64[ns, UTC]") + pd.Timedelta(nanoseconds=789)
-    _write(db, frame)
-    assert [r[1] for r in db.rows("events", "k, ts")] == [r["ts"] for r in _dicts(3)]
+    with pytest.raises(IntervalViolationError, match=r"column 'ts' .*holds nanoseconds \(row 0: 2026-01-01 "
+                                                     r"00:00:00\.000000789Z\)"):
+        _write(db, _nanoseconds(_frame(_dicts(3))))
+    assert db.rows() == []
+    _write(db, _nanoseconds(_frame(_dicts(3)), 1000))  # whole microseconds convert exactly
+    assert [r[1] for r in db.rows("events", "k, ts")] == [r["ts"] + timedelta(microseconds=1) for r in _dicts(3)]
+
+
+def test_nanoseconds_of_a_frame_are_kept_by_a_duckdb_nanosecond_column(tmp_path):
+    pytest.importorskip("duckdb")
+    db = duckdb_database(tmp_path)
+    db.create("events", "k INTEGER, ts TIMESTAMPTZ_NS, ds DATE, v TEXT, amount DOUBLE, flag BOOLEAN")
+    _write(db, _nanoseconds(_frame(_dicts(3))))
+    conn = db.connect()
+    stored = sorted(n for (n,) in conn.execute("SELECT epoch_ns(ts) FROM events").fetchall())
+    conn.close()
+    assert stored == [int(r["ts"].timestamp()) * 10**9 + 789 for r in _dicts(3)]
+
+
+def test_nanoseconds_of_a_frame_written_row_by_row_are_refused(db):
+    _create(db)
+    frame = _nanoseconds(_frame(_dicts(3)))
+    frame["v"] = frame["v"].astype("category")  # no plain Arrow type: the row path
+    with pytest.raises(IntervalViolationError, match=r"column 'ts' holds nanoseconds .*000789"):
+        _write(db, frame)
+    assert db.rows() == []
 
 
 def test_a_frame_in_another_zone_is_stored_as_the_same_instants(db):

@@ -12,8 +12,8 @@ pa = pytest.importorskip("pyarrow")
 pytest.importorskip("pgpq")
 
 from dagguard.idempotent import read_ledger, write_interval  # noqa: E402
-from dagguard.idempotent.arrow_batch import from_arrow  # noqa: E402
-from dagguard.idempotent.arrow_pg_binary import binary_copy  # noqa: E402
+from dagguard.idempotent.arrow.batch import from_arrow  # noqa: E402
+from dagguard.idempotent.arrow.pg_binary import binary_copy  # noqa: E402
 from tests.idempotent.helpers import DAY1, at, make_database  # noqa: E402
 
 pytestmark = pytest.mark.postgres

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+import itertools
+from datetime import timedelta, timezone
 
 import pytest
 
@@ -10,9 +11,9 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from dagguard.idempotent import Interval, IntervalViolationError, write_interval  # noqa: E402
+from dagguard.idempotent import IdempotentWriteError, Interval, IntervalViolationError, write_interval  # noqa: E402
 from dagguard.idempotent.checksum import batch_checksum  # noqa: E402
-from dagguard.idempotent.arrow_from_rows import rows_to_arrow  # noqa: E402
+from dagguard.idempotent.arrow.from_rows import rows_to_arrow  # noqa: E402
 from dagguard.idempotent.batch import to_batch  # noqa: E402
 from tests.idempotent.helpers import at  # noqa: E402
 
@@ -37,6 +38,14 @@ def batches(interval: Interval, max_size: int = 6):
 
 STRATEGY = st.sampled_from(["replace", "merge"])
 
+# SQLite: the same instant as other writers store it, in forms SQLite's date functions read
+# (separator, offset or none for UTC, fraction digits or none where they are all zero).
+STORED_FORMS = st.lists(st.tuples(st.sampled_from([" ", "T"]),
+                                  st.sampled_from([None, "Z", 0, 120, -330, 14 * 60, -(14 * 60 + 59)]),
+                                  st.sampled_from([0, 3, 6, 7])), min_size=1, max_size=4)
+# SQLite: a column hiding one of the implicit row id's names, holding `v` again.
+ROW_ID_NAMES = ("rowid", "oid", "_rowid_")
+
 
 @pytest.fixture
 def db(db):
@@ -54,23 +63,72 @@ def db(db):
     root.close()
 
 
+_row_id_names = itertools.cycle(ROW_ID_NAMES)
+
+
 def _reset(db) -> None:
     db.run("DROP TABLE IF EXISTS events")
-    db.create()
+    if db.dialect == "sqlite":
+        db.row_id_name = next(_row_id_names)
+        db.create(columns=f"k INTEGER, ts {{ts}}, v TEXT, {db.row_id_name} TEXT")
+        db.run("CREATE INDEX events_ts ON events (ts)")
+    else:
+        db.create()
+
+
+def _written(db, rows):
+    """The rows and columns written: on SQLite with the row id column too."""
+    if db.dialect != "sqlite":
+        return rows, ["k", "ts", "v"]
+    return [dict(row, **{db.row_id_name: row["v"]}) for row in rows], ["k", "ts", "v", db.row_id_name]
 
 
 def _write(db, rows, interval, strategy):
+    rows, columns = _written(db, rows)
     conn = db.connect()
     try:
         return write_interval(conn, "events", rows, interval, time_column="ts", strategy=strategy,
                               unique_key=["k"] if strategy == "merge" else None,
-                              delete_missing=strategy == "merge", columns=["k", "ts", "v"])
+                              delete_missing=strategy == "merge", columns=columns)
+    finally:
+        conn.close()
+
+
+def _rows(db):
+    """(k, ts, v) of every row; on SQLite the row id column holds v again."""
+    if db.dialect == "sqlite":
+        assert db.rows(columns=f"v IS {db.row_id_name}") == [(1,)] * len(db.rows())
+    return db.rows(columns="k, ts, v")
+
+
+def _restyle(db, forms) -> None:
+    """SQLite: store each row's time in one of `forms` (in turn), as another writer would."""
+    if db.dialect != "sqlite":
+        return
+    from datetime import datetime
+
+    row_id = next(name for name in ROW_ID_NAMES if name != db.row_id_name)  # not hidden
+    conn = db.connect()
+    try:
+        updates = []
+        stored = conn.execute(f"SELECT {row_id}, ts FROM events").fetchall()
+        for (row, text), (separator, offset, digits) in zip(stored, itertools.cycle(forms)):
+            local = datetime.fromisoformat(text).astimezone(
+                timezone(timedelta(minutes=offset if isinstance(offset, int) else 0)))
+            micro = f"{local.microsecond:06d}"
+            fraction = (micro + "0" * digits)[:max(digits, len(micro.rstrip("0")))]
+            zone = local.strftime("%z")
+            suffix = "" if offset is None else "Z" if offset == "Z" else f"{zone[:3]}:{zone[3:]}"
+            updates.append((local.strftime(f"%Y-%m-%d{separator}%H:%M:%S")
+                            + (f".{fraction}" if fraction else "") + suffix, row))
+        conn.executemany(f"UPDATE events SET ts = ? WHERE {row_id} = ?", updates)
+        conn.commit()
     finally:
         conn.close()
 
 
 def _interval_rows(db, interval):
-    return [r for r in db.rows() if interval.start <= r[1] < interval.end]
+    return [r for r in _rows(db) if interval.start <= r[1] < interval.end]
 
 
 def _settings(db):
@@ -86,16 +144,17 @@ def _expected(rows):
 
 def test_running_twice_equals_running_once(db):
     @_settings(db)
-    @given(rows=batches(DAYS[1]), strategy=STRATEGY)
-    def check(rows, strategy):
+    @given(rows=batches(DAYS[1]), strategy=STRATEGY, forms=STORED_FORMS)
+    def check(rows, strategy, forms):
         _reset(db)
         first = _write(db, rows, DAYS[1], strategy)
-        once = db.rows()
+        once = _rows(db)
+        _restyle(db, forms)
         second = _write(db, rows, DAYS[1], strategy)
-        assert db.rows() == once == _expected(rows)
+        assert _rows(db) == once == _expected(rows)
         assert first.checksum == second.checksum
         assert first.checksum.startswith(f"{len(rows)}:")
-        batch = to_batch(rows, ["k", "ts", "v"])
+        batch = to_batch(*_written(db, rows))
         if rows_to_arrow(batch) is None:  # stays Python rows: the client-side row checksum
             assert first.checksum == batch_checksum(batch)
 
@@ -105,16 +164,17 @@ def test_running_twice_equals_running_once(db):
 def test_other_intervals_are_untouched_and_last_write_wins(db):
     @_settings(db)
     @given(before=batches(DAYS[0]), after=batches(DAYS[2]), s1=batches(DAYS[1]), s2=batches(DAYS[1]),
-           strategy=STRATEGY)
-    def check(before, after, s1, s2, strategy):
+           strategy=STRATEGY, forms=STORED_FORMS)
+    def check(before, after, s1, s2, strategy, forms):
         _reset(db)
         _write(db, before, DAYS[0], "replace")
         _write(db, after, DAYS[2], "replace")
-        outside = [r for r in db.rows() if not DAYS[1].start <= r[1] < DAYS[1].end]
+        outside = [r for r in _rows(db) if not DAYS[1].start <= r[1] < DAYS[1].end]
         _write(db, s1, DAYS[1], strategy)
+        _restyle(db, forms)
         _write(db, s2, DAYS[1], strategy)
         assert _interval_rows(db, DAYS[1]) == _expected(s2)
-        assert [r for r in db.rows() if not DAYS[1].start <= r[1] < DAYS[1].end] == outside
+        assert [r for r in _rows(db) if not DAYS[1].start <= r[1] < DAYS[1].end] == outside
 
     check()
 
@@ -122,16 +182,17 @@ def test_other_intervals_are_untouched_and_last_write_wins(db):
 def test_backfilling_in_any_order_gives_the_same_table(db):
     @_settings(db)
     @given(data=st.tuples(*(batches(day, 4) for day in DAYS)), order=st.permutations([0, 1, 2]),
-           strategy=STRATEGY)
-    def check(data, order, strategy):
+           strategy=STRATEGY, forms=STORED_FORMS)
+    def check(data, order, strategy, forms):
         _reset(db)
         for index in (0, 1, 2):
             _write(db, data[index], DAYS[index], strategy)
-        in_order = db.rows()
+        in_order = _rows(db)
         _reset(db)
         for index in order:
             _write(db, data[index], DAYS[index], strategy)
-        assert db.rows() == in_order
+            _restyle(db, forms)
+        assert _rows(db) == in_order
 
     check()
 
@@ -142,10 +203,116 @@ def test_a_row_at_the_end_instant_rejects_the_whole_batch(db):
     def check(rows, existing, strategy):
         _reset(db)
         _write(db, existing, DAYS[1], "replace")
-        before = db.rows()
+        before = _rows(db)
         bad = rows + [{"k": 99, "ts": DAYS[1].end, "v": "end is excluded"}]
         with pytest.raises(IntervalViolationError):
             _write(db, bad, DAYS[1], strategy)
-        assert db.rows() == before
+        assert _rows(db) == before
+
+    check()
+
+
+NANO_TYPE = {"sqlite": "TEXT", "duckdb": "TIMESTAMPTZ_NS", "postgres": "timestamptz"}
+
+
+def nanosecond_batches(interval: Interval, max_size: int = 5, rounded=st.booleans()):
+    """Arrow batches with unique nanosecond times inside the interval (so keys on `ts` may lie
+    1 ns apart), rounded to whole microseconds or not."""
+    pa = pytest.importorskip("pyarrow")
+    start = pa.scalar(interval.start, pa.timestamp("us", tz="UTC")).cast(pa.timestamp("ns", tz="UTC")).value
+    width = int((interval.end - interval.start) / MICRO) * 1000
+    offset = st.one_of(st.sampled_from([0, 1, 999, 1000, width - 1]), st.integers(0, width - 1))
+    rows = st.lists(st.tuples(offset, st.sampled_from(["a", "b", None])), max_size=max_size,
+                    unique_by=lambda r: r[0])
+
+    def build(drawn):
+        rows, rounded = drawn
+        offsets = [n - n % 1000 if rounded else n for n, _ in rows]
+        if len(set(offsets)) < len(offsets):  # rounding made two keys one
+            offsets, rows = list(dict.fromkeys(offsets)), rows[:len(set(offsets))]
+        return pa.table({"k": pa.array(range(len(offsets)), pa.int64()),
+                         "ts": pa.array([start + n for n in offsets], pa.timestamp("ns", tz="UTC")),
+                         "v": pa.array([v for _, v in rows], pa.string())})
+
+    return st.tuples(rows, rounded).map(build)
+
+
+def _stored_nanoseconds(db) -> list[int]:
+    if db.dialect == "duckdb":
+        conn = db.connect()
+        try:
+            return sorted(n for (n,) in conn.execute("SELECT epoch_ns(ts) FROM events").fetchall())
+        finally:
+            conn.close()
+    epoch = at(1).replace(day=1, month=1, year=1970)
+    return sorted((row[1] - epoch) // MICRO * 1000 for row in db.rows())
+
+
+def test_nanoseconds_are_kept_or_refused_never_rounded(db):
+    pa = pytest.importorskip("pyarrow")
+
+    @_settings(db)
+    @given(existing=nanosecond_batches(DAYS[1], rounded=st.just(True)), batch=nanosecond_batches(DAYS[1]),
+           strategy=STRATEGY)
+    def check(existing, batch, strategy):
+        db.run("DROP TABLE IF EXISTS events")
+        db.create("events", f"k INTEGER, ts {NANO_TYPE[db.dialect]}, v TEXT")
+        _write_ns(db, existing, strategy)
+        before = _stored_nanoseconds(db)
+        values = batch.column("ts").cast(pa.int64()).to_pylist()
+        if db.dialect != "duckdb" and any(n % 1000 for n in values):
+            with pytest.raises(IntervalViolationError, match="holds nanoseconds"):
+                _write_ns(db, batch, strategy)
+            assert _stored_nanoseconds(db) == before
+            return
+        _write_ns(db, batch, strategy)
+        assert _stored_nanoseconds(db) == sorted(values)
+        rerun = _write_ns(db, batch, strategy)
+        assert _stored_nanoseconds(db) == sorted(values)
+        assert (rerun.rows_inserted, rerun.rows_deleted) == (0, 0) or strategy == "replace"
+
+    check()
+
+
+def _write_ns(db, rows, strategy):
+    """Merge on the time itself, so that two keys 1 ns apart are two rows."""
+    conn = db.connect()
+    try:
+        return write_interval(conn, "events", rows, DAYS[1], time_column="ts", strategy=strategy,
+                              unique_key=["ts"] if strategy == "merge" else None,
+                              delete_missing=strategy == "merge")
+    finally:
+        conn.close()
+
+
+def test_an_open_caller_transaction_is_refused_or_joined_never_lost(db):
+    from tests.idempotent.test_caller_transaction import _caller_insert, CALLERS_ROW
+
+    assert not DAYS[0].contains(CALLERS_ROW[1])  # the caller's row lies in another interval
+
+    @_settings(db)
+    @given(existing=batches(DAYS[0]), rows=batches(DAYS[0]), strategy=STRATEGY, commit=st.booleans())
+    def check(existing, rows, strategy, commit):
+        _reset(db)
+        _write(db, existing, DAYS[0], "replace")
+        conn = db.connect()
+        try:
+            _caller_insert(conn, db, copy_v_to=getattr(db, "row_id_name", None) if db.dialect == "sqlite" else None)
+            written, columns = _written(db, rows)
+            try:
+                write_interval(conn, "events", written, DAYS[0], time_column="ts", strategy=strategy,
+                               unique_key=["k"] if strategy == "merge" else None,
+                               delete_missing=strategy == "merge", columns=columns)
+                joined = True
+            except IdempotentWriteError as exc:
+                assert "open transaction" in str(exc)
+                joined = False
+            assert joined == (db.dialect == "postgres")  # a savepoint; SQLite and DuckDB refuse
+            conn.commit() if commit else conn.rollback()
+        finally:
+            conn.close()
+        interval = _expected(rows) if joined and commit else _expected(existing)
+        assert _interval_rows(db, DAYS[0]) == interval
+        assert [r for r in _rows(db) if r not in interval] == ([CALLERS_ROW] if commit else [])
 
     check()

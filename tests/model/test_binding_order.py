@@ -13,7 +13,7 @@ from tests.lint_helpers import lint
 PYSPARK = """\
 import pendulum
 from airflow.decorators import dag, task
-@dag(schedule=None, start_date=pendulum.datetime(2021, 1, 1, tz="UTC"), catchup=False)
+@dag(schedule="@daily", start_date=pendulum.datetime(2021, 1, 1, tz="UTC"), catchup=False)
 def example_pyspark():
     @task
     def t(): ...

@@ -237,3 +237,59 @@ def test_an_at_dag_function_is_one_dag_however_often_the_file_calls_it(tmp_path,
     found = codes(lint(tmp_path, code))
     assert found.count("DG106") == 1 and found.count("DG104") == 1
     assert "DG302" not in found
+
+
+@pytest.mark.parametrize("guard", [
+    'if __name__ == "__main__":',
+    "if '__main__' == __name__:",
+    "if TYPE_CHECKING:",
+    "if typing.TYPE_CHECKING:",
+    "if t.TYPE_CHECKING:",
+    "if TC:",
+])
+def test_code_the_dag_processor_never_runs_defines_no_dag_and_no_parse_time_call(guard):
+    file = model(f"""
+        import typing
+        import typing as t
+        from typing import TYPE_CHECKING
+        from typing import TYPE_CHECKING as TC
+        from airflow.models import Variable
+        from airflow.sdk import DAG
+        from airflow.providers.standard.operators.empty import EmptyOperator
+
+        {guard}
+            Variable.get("x")
+            with DAG("debug_only"):
+                EmptyOperator(task_id="a")
+    """)
+    assert file.dags == [] and file.parse_time_calls == []
+
+
+def test_the_other_branch_of_an_import_guard_runs():
+    file = model("""
+        from airflow.sdk import DAG
+
+        if __name__ != "__main__":
+            with DAG("imported"):
+                pass
+        else:
+            with DAG("script_only"):
+                pass
+        if __name__ == "__main__":
+            pass
+        else:
+            with DAG("also_imported"):
+                pass
+    """)
+    assert [d.dag_id for d in file.dags] == ["imported", "also_imported"]
+
+
+def test_a_rebound_dunder_name_is_no_guard():
+    file = model("""
+        from airflow.sdk import DAG
+        __name__ = "__main__"
+        if __name__ == "__main__":
+            with DAG("x"):
+                pass
+    """)
+    assert [d.dag_id for d in file.dags] == ["x"]

@@ -74,6 +74,12 @@ with DAG("d", schedule=None):
     for _ in range(1):
         BashOperator(task_id="check", bash_command="echo")
 """, False),
+    "loop_over_an_empty_constant": ("""
+VIEW_IDS = []
+with DAG("d", schedule=None):
+    for view_id in VIEW_IDS:
+        BashOperator(task_id="load", bash_command="echo")
+""", False),
     "else_of_a_loop_runs_once": ("""
 with DAG("d", schedule=None):
     for table in TABLES:
@@ -100,6 +106,112 @@ for table in TABLES:
     made = DAG(f"load_{table}", schedule=None)
     BashOperator(task_id="load", bash_command="echo", dag=made)
     globals()[f"load_{table}"] = made
+""", False),
+    "module_level_loop_attaching_to_one_dag": ("""
+made = DAG("d", schedule=None)
+for table in TABLES:
+    BashOperator(task_id="load", bash_command="echo", dag=made)
+""", True),
+    "module_level_loop_attaching_to_the_dag_of_each_pass": ("""
+for table in TABLES:
+    with DAG(f"load_{table}", schedule=None) as made:
+        pass
+    BashOperator(task_id="load", bash_command="echo", dag=made)
+    globals()[f"load_{table}"] = made
+""", False),
+    # Nested loops: every loop around the task whose variable the id does not use repeats it.
+    "nested_loop_id_from_outer_variable": ("""
+PARTNERS = ["acme", "globex"]
+with DAG("d", schedule=None):
+    for partner in PARTNERS:
+        for table in TABLES:
+            BashOperator(task_id=f"fetch_{partner}", bash_command="echo")
+""", True),
+    "nested_loop_id_from_inner_variable": ("""
+PARTNERS = ["acme", "globex"]
+with DAG("d", schedule=None):
+    for partner in PARTNERS:
+        for table in TABLES:
+            BashOperator(task_id=f"fetch_{table}", bash_command="echo")
+""", True),
+    "nested_comprehension_id_from_outer_variable": ("""
+PARTNERS = ["acme", "globex"]
+with DAG("d", schedule=None):
+    [BashOperator(task_id=f"fetch_{partner}", bash_command="echo") for partner in PARTNERS for table in TABLES]
+""", True),
+    "nested_loop_id_from_both_variables": ("""
+PARTNERS = ["acme", "globex"]
+with DAG("d", schedule=None):
+    for partner in PARTNERS:
+        for table in TABLES:
+            BashOperator(task_id=f"fetch_{partner}_{table}", bash_command="echo")
+""", False),
+    "nested_loop_task_group_per_outer_pass": ("""
+PARTNERS = ["acme", "globex"]
+with DAG("d", schedule=None):
+    for partner in PARTNERS:
+        with TaskGroup(group_id=f"partner_{partner}"):
+            for table in TABLES:
+                BashOperator(task_id=f"fetch_{table}", bash_command="echo")
+""", False),
+    "nested_loop_task_group_without_prefix": ("""
+PARTNERS = ["acme", "globex"]
+with DAG("d", schedule=None):
+    for partner in PARTNERS:
+        with TaskGroup(group_id=f"partner_{partner}", prefix_group_id=False):
+            for table in TABLES:
+                BashOperator(task_id=f"fetch_{table}", bash_command="echo")
+""", True),
+    "inner_loop_over_what_the_outer_pass_picks": ("""
+TABLES_OF = {"acme": ["orders"], "globex": ["invoices"]}
+with DAG("d", schedule=None):
+    for partner in TABLES_OF:
+        for table in TABLES_OF[partner]:
+            BashOperator(task_id=f"fetch_{table}", bash_command="echo")
+""", False),
+    "id_from_a_name_the_pass_binds": ("""
+CONFIGS = [{"name": "orders"}, {"name": "customers"}]
+with DAG("d", schedule=None):
+    for config in CONFIGS:
+        label = config["name"]
+        BashOperator(task_id=label, bash_command="echo")
+""", False),
+    "id_from_a_constant_the_pass_binds": ("""
+with DAG("d", schedule=None):
+    for table in TABLES:
+        label = "load"
+        BashOperator(task_id=label, bash_command="echo")
+""", True),
+    "id_from_a_counter": ("""
+with DAG("d", schedule=None):
+    count = 0
+    for table in TABLES:
+        count += 1
+        BashOperator(task_id=f"load_{count}", bash_command="echo")
+""", False),
+    "task_made_on_one_pass_only": ("""
+with DAG("d", schedule=None):
+    for table in TABLES:
+        if table == "orders":
+            BashOperator(task_id="dedupe_orders", bash_command="echo")
+""", False),
+    "other_passes_skipped": ("""
+with DAG("d", schedule=None):
+    for table in TABLES:
+        if table != "orders":
+            continue
+        BashOperator(task_id="dedupe_orders", bash_command="echo")
+""", False),
+    "task_group_function_called_in_a_loop": ("""
+from airflow.sdk import task_group
+
+with DAG("d", schedule=None):
+    @task_group
+    def per_partner():
+        BashOperator(task_id="fetch", bash_command="echo")
+
+    for partner in ["acme", "globex"]:
+        per_partner()
 """, False),
 }
 

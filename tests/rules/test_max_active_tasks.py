@@ -7,7 +7,7 @@ from tests.lint_helpers import codes, lint
 OLD_NAME = """
     from airflow import DAG
 
-    DAG("fan_out", schedule=None, max_active_runs=1, concurrency=4)
+    DAG("fan_out", schedule="@hourly", max_active_runs=1, concurrency=4)
 """
 
 

@@ -8,7 +8,7 @@ Mitigation commands are printed, never run.
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, and_, func, select
 
 from dagguard.doctor.checks.context import QUEUED, CheckContext, created_column, select_runs
 from dagguard.doctor.model import Finding, RunRow, format_time
@@ -45,10 +45,16 @@ def _created_since_counts(ctx: CheckContext) -> dict[str, int]:
     run = ctx.tables.dag_run
     query = (
         select(run.c.dag_id, func.count())
-        .where(run.c.run_type == SCHEDULED, created_column(ctx.tables) >= ctx.db_time(ctx.options.since))
+        .where(run.c.run_type == SCHEDULED, _created_since(ctx))
         .group_by(run.c.dag_id)
     )
     return {dag_id: count for dag_id, count in ctx.conn.execute(query)}
+
+
+def _created_since(ctx: CheckContext) -> ColumnElement[bool]:
+    created = created_column(ctx.tables)
+    assert ctx.options.since is not None
+    return and_(ctx.comparable(created), created >= ctx.db_time(ctx.options.since))
 
 
 def _affected_runs(ctx: CheckContext, dag_id: str) -> tuple[RunRow, ...]:
@@ -56,7 +62,7 @@ def _affected_runs(ctx: CheckContext, dag_id: str) -> tuple[RunRow, ...]:
     run = ctx.tables.dag_run
     query = select_runs(ctx.tables).where(run.c.dag_id == dag_id, run.c.run_type == SCHEDULED)
     if ctx.options.since is not None:
-        query = query.where(created_column(ctx.tables) >= ctx.db_time(ctx.options.since))
+        query = query.where(_created_since(ctx))
     else:
         query = query.where(run.c.state == QUEUED)
     query = query.order_by(run.c.data_interval_start, run.c.logical_date, run.c.id)

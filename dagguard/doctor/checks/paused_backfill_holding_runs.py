@@ -11,7 +11,8 @@ from itertools import groupby
 from sqlalchemy import and_, true
 
 from dagguard.doctor.checks.context import QUEUED, CheckContext, select_runs
-from dagguard.doctor.model import BackfillRow, Finding, RunRow, as_utc
+from dagguard.doctor.model import BackfillRow, Finding, RunRow
+from dagguard.doctor.times import stored_value
 
 CODE = "DG903"
 NAME = "paused-backfill-holding-runs"
@@ -27,7 +28,7 @@ def run(ctx: CheckContext) -> list[Finding]:
         .add_columns(
             backfill.c.id.label("bf_id"),
             backfill.c.dag_id.label("bf_dag_id"),
-            backfill.c.created_at.label("bf_created_at"),
+            stored_value(backfill.c.created_at, "bf_created_at"),
         )
         .select_from(
             run_table.join(link, and_(link.c.dag_run_id == run_table.c.id,
@@ -46,9 +47,9 @@ def run(ctx: CheckContext) -> list[Finding]:
         rows = list(rows)
         runs = tuple(RunRow.from_row(row) for row in rows)
         first = rows[0]._mapping
-        held = BackfillRow(
+        held = BackfillRow.from_stored(
             id=backfill_id, dag_id=first["bf_dag_id"], is_paused=True, completed_at=None,
-            created_at=as_utc(first["bf_created_at"]),
+            created_at=first["bf_created_at"],
         )
         findings.append(Finding(
             code=CODE,

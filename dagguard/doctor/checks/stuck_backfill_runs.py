@@ -14,8 +14,9 @@ from sqlalchemy.engine import Row
 from sqlalchemy.sql import Select
 
 from dagguard.doctor.checks.context import QUEUED, CheckContext, select_runs
-from dagguard.doctor.model import BackfillRow, Finding, RunRow, as_utc, format_time
+from dagguard.doctor.model import BackfillRow, Finding, RunRow, format_time
 from dagguard.doctor.tables import MetadataTables
+from dagguard.doctor.times import stored_value
 
 CODE = "DG901"
 NAME = "stuck-backfill-runs"
@@ -32,8 +33,8 @@ def stuck_runs_query(tables: MetadataTables) -> Select:
             backfill.c.id.label("bf_id"),
             backfill.c.dag_id.label("bf_dag_id"),
             backfill.c.is_paused.label("bf_is_paused"),
-            backfill.c.completed_at.label("bf_completed_at"),
-            backfill.c.created_at.label("bf_created_at"),
+            stored_value(backfill.c.completed_at, "bf_completed_at"),
+            stored_value(backfill.c.created_at, "bf_created_at"),
         )
         .select_from(
             run.join(link, and_(link.c.dag_run_id == run.c.id, link.c.backfill_id == run.c.backfill_id))
@@ -51,12 +52,12 @@ def stuck_runs_query(tables: MetadataTables) -> Select:
 def backfill_from_row(row: Row) -> BackfillRow:
     """The backfill columns of a stuck_runs_query row."""
     values = row._mapping
-    return BackfillRow(
+    return BackfillRow.from_stored(
         id=values["bf_id"],
         dag_id=values["bf_dag_id"],
         is_paused=bool(values["bf_is_paused"]),
-        completed_at=as_utc(values["bf_completed_at"]),
-        created_at=as_utc(values["bf_created_at"]),
+        completed_at=values["bf_completed_at"],
+        created_at=values["bf_created_at"],
     )
 
 

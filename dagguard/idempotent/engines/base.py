@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import uuid
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
@@ -10,6 +11,7 @@ from typing import Any, Iterator
 from dagguard.idempotent.batch import AnyBatch
 from dagguard.idempotent.capabilities import Features, features_for
 from dagguard.idempotent.identifiers import TableName, quote_identifier
+from dagguard.idempotent.strategies import IntervalTest, in_range
 
 
 class Engine(ABC):
@@ -88,6 +90,11 @@ class Engine(ABC):
         return False
 
     # -- shared ------------------------------------------------------------------------------
+    def stores_nanoseconds(self, declared_type: str) -> bool:
+        """True when a column declared `declared_type` keeps a timestamp's nanoseconds (none
+        by default: Python, SQLite's text and PostgreSQL hold microseconds)."""
+        return False
+
     def adapt(self, value: Any) -> Any:
         """A Python value as this engine's driver should bind it."""
         return value
@@ -102,6 +109,11 @@ class Engine(ABC):
         cols = ", ".join(quote_identifier(c) for c in columns)
         self.execute(f"CREATE TEMPORARY TABLE {staging} AS SELECT {cols} FROM {target.quoted} WHERE 1 = 0")
         return staging
+
+    def interval_test(self, table: TableName, column: str, start: Any, end: Any) -> IntervalTest:
+        """How this write tests that `column` of `table` lies in [start, end), for every
+        statement; runs inside the write's transaction. The plain range by default."""
+        return functools.partial(in_range, start=start, end=end)
 
     def index_staging(self, staging: str, keys: tuple[str, ...]) -> None:
         """Index the staging table on the unique key, where the engine's plans need it."""

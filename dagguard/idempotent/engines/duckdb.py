@@ -6,7 +6,7 @@ import uuid
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from dagguard.idempotent.arrow_batch import ArrowBatch
+from dagguard.idempotent.arrow.batch import ArrowBatch
 from dagguard.idempotent.batch import AnyBatch, Batch
 from dagguard.idempotent.engines.base import Engine
 from dagguard.idempotent.errors import IdempotentWriteError
@@ -34,6 +34,13 @@ class DuckDBEngine(Engine):
 
     @contextmanager
     def transaction(self, lock_key: str) -> Iterator[None]:
+        # Refused, not joined: DuckDB has no savepoint, so a failed write could only be undone
+        # with the caller's work, and its conflicts could not be retried.
+        if self._in_transaction():
+            raise IdempotentWriteError(
+                "the duckdb connection has an open transaction; commit or roll it back before "
+                "writing an interval, which runs in a transaction of its own (your transaction "
+                "was left as it was)")
         try:
             self.connection.begin()
         except Exception as exc:  # duckdb.TransactionException
@@ -52,6 +59,20 @@ class DuckDBEngine(Engine):
             self._rollback_quietly()
             raise
 
+    def _in_transaction(self) -> bool:
+        """Is a transaction open on the connection? Asked without touching it: begin() inside
+        one raises, and in doing so aborts it, so the caller's uncommitted rows would be lost.
+        Each autocommit statement has a transaction id of its own; inside a transaction two
+        statements share one."""
+        import duckdb
+
+        try:
+            first = self.connection.execute("SELECT txid_current()").fetchone()
+            second = self.connection.execute("SELECT txid_current()").fetchone()
+        except duckdb.TransactionException:  # "Current transaction is aborted": one is open
+            return True
+        return first == second
+
     def _rollback_quietly(self) -> None:
         try:
             self.connection.rollback()
@@ -64,6 +85,9 @@ class DuckDBEngine(Engine):
         self.execute(f"CREATE TABLE IF NOT EXISTS {LOCK_TABLE} (lock_key VARCHAR PRIMARY KEY, writes BIGINT)")
         self.execute(f"INSERT INTO {LOCK_TABLE} VALUES (?, 1) ON CONFLICT (lock_key) "
                      f"DO UPDATE SET writes = {LOCK_TABLE}.writes + 1", (lock_key,))
+
+    def stores_nanoseconds(self, declared_type: str) -> bool:
+        return declared_type.upper() in ("TIMESTAMP_NS", "TIMESTAMPTZ_NS")
 
     def is_retryable(self, exc: BaseException) -> bool:
         import duckdb

@@ -7,9 +7,9 @@ import codecs
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from dagguard.idempotent.arrow_batch import ArrowBatch
-from dagguard.idempotent.arrow_convert import postgres_csv
-from dagguard.idempotent.arrow_pg_binary import binary_copy
+from dagguard.idempotent.arrow.batch import ArrowBatch
+from dagguard.idempotent.arrow.convert import postgres_csv
+from dagguard.idempotent.arrow.pg_binary import binary_copy
 from dagguard.idempotent.batch import AnyBatch
 from dagguard.idempotent.engines.base import Engine
 from dagguard.idempotent.identifiers import TableName, quote_identifier

@@ -12,13 +12,15 @@ from operator import itemgetter
 from typing import Any, Callable, Iterator
 from uuid import UUID
 
-from dagguard.idempotent.arrow_batch import ArrowBatch
-from dagguard.idempotent.arrow_convert import sqlite_arrays, sqlite_columns
+from dagguard.idempotent.arrow.batch import ArrowBatch
+from dagguard.idempotent.arrow.convert import sqlite_arrays, sqlite_columns
 from dagguard.idempotent.checksum import arrow_checksum
 from dagguard.idempotent.batch import AnyBatch
 from dagguard.idempotent.engines.base import Engine
-from dagguard.idempotent.errors import IdempotentWriteError
+from dagguard.idempotent.engines.sqlite_times import exact_test, survey_sql, text_range
+from dagguard.idempotent.errors import IdempotentWriteError, IntervalViolationError
 from dagguard.idempotent.identifiers import TableName, quote_identifier
+from dagguard.idempotent.strategies import IntervalTest, in_range, staging_row_column
 
 
 def sqlite_timestamp(value: datetime) -> str:
@@ -112,10 +114,31 @@ class SqliteEngine(Engine):
         return {row[1]: row[2] for row in rows} or None
 
     def create_staging(self, target: TableName, columns: tuple[str, ...]) -> str:
+        # Typed with the target's affinities, as CREATE TABLE ... AS SELECT would, plus a row
+        # number of its own for the merge's anti-join (SQLite's `rowid` may be a user's column).
         staging = self.staging_name()
-        cols = ", ".join(quote_identifier(c) for c in columns)
-        self.execute(f"CREATE TEMPORARY TABLE {staging} AS SELECT {cols} FROM {target.quoted} WHERE 0")
+        declared = self.table_columns(target) or {}
+        cols = ", ".join(f"{quote_identifier(c)} {_affinity(declared.get(c, ''))}" for c in columns)
+        row = quote_identifier(staging_row_column(columns))
+        self.execute(f"CREATE TEMPORARY TABLE {staging} ({row} INTEGER PRIMARY KEY, {cols})")
         return staging
+
+    def interval_test(self, table: TableName, column: str, start: Any, end: Any) -> IntervalTest:
+        """The plain text range where every value near the interval is in dagguard's written
+        form (text order is then time order), else the exact test of sqlite_times; a value
+        SQLite cannot read as a time is an IntervalViolationError."""
+        span = text_range(start, end)
+        found = self.query(survey_sql(table.quoted, quote_identifier(column)), (span.low, span.high))
+        if not found:
+            return functools.partial(in_range, start=start, end=end)
+        value, unreadable = found[0]
+        if unreadable:
+            raise IntervalViolationError(
+                f"the time column {column!r} of {table} holds {value!r}, which cannot be read as a time, "
+                f"so the rows of [{start.isoformat()}, {end.isoformat()}) cannot be told from the others; "
+                f"nothing was written. SQLite's date functions read text 'YYYY-MM-DD[ HH:MM[:SS[.fff]]]"
+                f"[Z|±HH:MM]' (not numbers as unix or julian times): correct or delete that value")
+        return functools.partial(exact_test, start=start, end=end)
 
     def index_staging(self, staging: str, keys: tuple[str, ...]) -> None:
         # Lets UPDATE ... FROM and the anti-join scan the target once and probe the batch.
@@ -188,20 +211,29 @@ def _bound_as_text(kind: Any) -> bool:
     return pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_decimal(kind)
 
 
-def _numeric_affinity(declared: str) -> bool:
-    """Does a column declared `declared` convert number-like text to a number? SQLite's
-    rules, in their order: INT, then CHAR/CLOB/TEXT (text), BLOB or nothing (none), then
-    REAL/FLOA/DOUB and everything else (numeric)."""
+def _affinity(declared: str) -> str:
+    """The affinity of a column declared `declared`, as a type name. SQLite's rules, in their
+    order: INT (integer), CHAR/CLOB/TEXT (text), BLOB or nothing (none), REAL/FLOA/DOUB (real),
+    anything else (numeric)."""
     kind = declared.upper()
     if "INT" in kind:
-        return True
-    if any(word in kind for word in ("CHAR", "CLOB", "TEXT")) or "BLOB" in kind or not kind.strip():
-        return False
-    return True
+        return "INTEGER"
+    if any(word in kind for word in ("CHAR", "CLOB", "TEXT")):
+        return "TEXT"
+    if "BLOB" in kind or not kind.strip():
+        return "BLOB"
+    if any(word in kind for word in ("REAL", "FLOA", "DOUB")):
+        return "REAL"
+    return "NUMERIC"
+
+
+def _numeric_affinity(declared: str) -> bool:
+    """Does a column declared `declared` convert number-like text to a number?"""
+    return _affinity(declared) in ("INTEGER", "REAL", "NUMERIC")
 
 
 def _arrow_fingerprint(table: Any) -> tuple[int, ...] | None:
-    from dagguard.idempotent.arrow_batch import from_arrow
+    from dagguard.idempotent.arrow.batch import from_arrow
 
     digest = arrow_checksum(from_arrow(table))
     if digest is None:

@@ -10,13 +10,13 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from dagguard.idempotent.arrow_batch import ArrowBatch
+from dagguard.idempotent.arrow.batch import ArrowBatch
 from dagguard.idempotent.interval import Interval
 
 
 def _utc_times(batch: ArrowBatch, time_column: str, interval: Interval) -> ArrowBatch | None:
-    """The batch with its time column as microsecond UTC timestamps, if every value is an
-    aware instant inside the interval; else None."""
+    """The batch with its time column as UTC timestamps (in nanoseconds where it has them, else
+    microseconds), if every value is an aware instant inside the interval; else None."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -25,13 +25,15 @@ def _utc_times(batch: ArrowBatch, time_column: str, interval: Interval) -> Arrow
     column = batch.column(time_column)
     if not pa.types.is_timestamp(column.type) or column.type.tz is None or column.null_count:
         return None  # naive, NULL or not a timestamp: the row path reports which rows
+    unit = "ns" if column.type.unit == "ns" else "us"
     try:
-        # Instants are stored in UTC whatever the zone: this only relabels them (and refuses
-        # to drop sub-microsecond digits, which Python datetimes cannot hold either).
-        column = column.cast(pa.timestamp("us", tz="UTC"))
+        # Instants are stored in UTC whatever the zone: this only relabels them.
+        column = column.cast(pa.timestamp(unit, tz="UTC"))
     except pa.ArrowInvalid:
         return None
-    bounds = pc.min_max(column)
+    # The interval's bounds are whole microseconds, so comparing values truncated to
+    # microseconds (a monotone cast) decides exactly as comparing the nanoseconds would.
+    bounds = pc.min_max(column if unit == "us" else column.cast(pa.timestamp("us", tz="UTC"), safe=False))
     low, high = bounds["min"].as_py(), bounds["max"].as_py()
     if low is None or not (interval.start <= low and high < interval.end):
         return None

@@ -1,6 +1,5 @@
-"""Python rows (dicts, tuples) and pandas DataFrames turned into an Arrow table once, so that a
-million of them take the columnar path (validation, checksum, bulk load) instead of being
-handled value by value.
+"""Python rows (dicts, tuples) turned into an Arrow table once, so that a million of them take
+the columnar path (validation, checksum, bulk load) instead of being handled value by value.
 
 Only where pyarrow maps every column exactly: one plain type per column, NULLs aside, and
 datetimes all aware or all naive (pyarrow would silently read naive values as UTC next to
@@ -13,7 +12,7 @@ from datetime import date, datetime
 from operator import attrgetter, itemgetter
 from typing import Any
 
-from dagguard.idempotent.arrow_batch import ArrowBatch
+from dagguard.idempotent.arrow.batch import ArrowBatch
 from dagguard.idempotent.batch import Batch
 
 # Types with an exact Arrow type: int64 (larger ints overflow and fall back), double, string,
@@ -43,7 +42,7 @@ def rows_to_arrow(batch: Batch) -> ArrowBatch | None:
             return None
         try:
             # Datetimes are inferred: pyarrow takes the zone of the first aware value.
-            arrays[name] = pa.array(values, getattr(pa, _EXACT[kind])() if kind in _EXACT else None)
+            arrays[name] = pa.array(values, _arrow_type(kind, values))
         except (pa.ArrowException, OverflowError, TypeError, ValueError):
             return None
     converted = ArrowBatch(batch.columns, pa.table(arrays))
@@ -51,6 +50,19 @@ def rows_to_arrow(batch: Batch) -> ArrowBatch | None:
     # report shows them as given rather than as Arrow hands them back.
     converted.__dict__["rows"] = batch.rows
     return converted
+
+
+def _arrow_type(kind: type, values: list[Any]) -> Any:
+    """The Arrow type to build a column of `kind` values as, or None to let pyarrow infer it."""
+    import pyarrow as pa
+
+    if kind in _EXACT:
+        return getattr(pa, _EXACT[kind])()
+    # pandas Timestamps carry nanoseconds, which inference would silently cut to microseconds.
+    if hasattr(kind, "nanosecond") and any(v.nanosecond for v in values if v is not None):
+        aware = next(v for v in values if v is not None).tzinfo is not None
+        return pa.timestamp("ns", tz="UTC" if aware else None)  # instants are stored in UTC
+    return None
 
 
 def _exact_type(values: list[Any]) -> type | None:
@@ -66,39 +78,3 @@ def _exact_type(values: list[Any]) -> type | None:
         zones = set(map(_tzinfo, filter(None, values)))  # datetimes are never falsy; NULLs are
         return kind if None not in zones or zones == {None} else None
     return None
-
-
-def frame_to_arrow(frame: Any) -> ArrowBatch | None:
-    """A pandas DataFrame as an ArrowBatch, read by pyarrow in C, or None when pyarrow is
-    missing or a column has no plain Arrow type (categories, mixed objects, nested values):
-    the caller then takes the DataFrame's rows value by value."""
-    try:
-        import pyarrow as pa
-    except ImportError:
-        return None
-    try:
-        # NaN in float columns and NaT become NULL, as the row path's _unpandas makes them None.
-        table = pa.Table.from_pandas(frame, preserve_index=False)
-    except (pa.ArrowException, TypeError, ValueError):
-        return None
-    columns = []
-    for field, column in zip(table.schema, table.columns):
-        kind = field.type
-        if pa.types.is_timestamp(kind) and kind.unit == "ns":
-            # Timestamp.to_pydatetime() drops the nanoseconds on the row path too.
-            column = column.cast(pa.timestamp("us", tz=kind.tz), safe=False)
-        elif not _plain_arrow_type(kind):
-            return None
-        columns.append(column)
-    return ArrowBatch(tuple(table.column_names), pa.table(columns, names=table.column_names))
-
-
-def _plain_arrow_type(kind: Any) -> bool:
-    """Types every engine's columnar path takes as they are."""
-    import pyarrow as pa
-
-    t = pa.types
-    if t.is_integer(kind):
-        return kind != pa.uint64()  # beyond BIGINT
-    return (t.is_float32(kind) or t.is_float64(kind) or t.is_boolean(kind) or t.is_string(kind)
-            or t.is_large_string(kind) or t.is_date32(kind) or t.is_timestamp(kind))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Mapping
 
-from dagguard.idempotent.arrow_batch import ArrowBatch
+from dagguard.idempotent.arrow.batch import ArrowBatch
 
 
 # Integer columns by their PostgreSQL type, and the Arrow type with the same wire format.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 from typing import Any, Callable
 
-from dagguard.idempotent.arrow_batch import ArrowBatch
+from dagguard.idempotent.arrow.batch import ArrowBatch
 
 
 def _sqlite_array(column: Any, adapt: Callable[[Any], Any]) -> Any:

@@ -1,0 +1,73 @@
+"""`.gitignore` and `.ignore` files, read as git (and ruff) read them.
+
+Each file's patterns apply to the paths below its folder; a deeper file overrides a shallower
+one, `.ignore` overrides `.gitignore` in the same folder, and `!pattern` re-includes. Inside a
+git repository the files from its root down count, and `.git/info/exclude`; outside one, those
+from the checked folder down. The pattern matching itself is pathspec's gitwildmatch.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
+
+IGNORE_FILES = (".gitignore", ".ignore")  # later wins
+
+
+def _read_spec(path: Path) -> Optional[GitIgnoreSpec]:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:  # absent, a folder, unreadable: nothing ignored by it
+        return None
+    from pathspec import GitIgnoreSpec  # 70 ms: only once there is an ignore file to read
+
+    return GitIgnoreSpec.from_lines(lines)
+
+
+def git_root(folder: Path) -> Optional[Path]:
+    """The nearest folder at or above `folder` holding `.git` (a folder, or a worktree's file)."""
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+class IgnoreFiles:
+    """Answers "is this path ignored?" for paths below `top`, reading each ignore file once."""
+
+    def __init__(self, top: Path) -> None:
+        top = Path(os.path.abspath(top))
+        folder = top if top.is_dir() else top.parent
+        self._base = git_root(folder) or folder
+        self._specs = lru_cache(maxsize=None)(self._folder_specs)
+        if top.is_dir() and self.ignored(top, True):
+            # A folder given explicitly is checked although ignored (as in ruff); only the ignore
+            # files inside it still count.
+            self._base = top
+
+    def _folder_specs(self, folder: Path) -> tuple["GitIgnoreSpec", ...]:
+        names = [folder / name for name in IGNORE_FILES]
+        if folder == self._base:
+            names.insert(0, folder / ".git" / "info" / "exclude")
+        return tuple(spec for spec in map(_read_spec, names) if spec is not None)
+
+    def ignored(self, path: Path, is_dir: bool) -> bool:
+        """Whether the deepest ignore pattern that matches `path` excludes it."""
+        path = Path(os.path.abspath(path))
+        if path == self._base or self._base not in path.parents:
+            return False
+        folder = path.parent
+        while True:
+            relative = path.relative_to(folder).as_posix() + ("/" if is_dir else "")
+            for spec in reversed(self._specs(folder)):
+                include = spec.check_file(relative).include
+                if include is not None:
+                    return include
+            if folder == self._base:
+                return False
+            folder = folder.parent

@@ -1,0 +1,131 @@
+"""Which rows of a SQLite table lie in an interval, when the time column is text in any of the
+forms SQLite's date functions read, not only the one dagguard writes.
+
+SQLite has no time type: a time is text such as '2026-01-04 00:00:00', '2026-01-04T01:00Z' or
+'2026-01-05 01:00:00+02:00', and those texts do not sort in time order. Comparing them as text
+put the next day's midnight in the interval and this day's rows written in another form out of
+it. The test here has two parts: a range on the raw text, widened so that every form of every
+instant in the interval falls inside it (the index on the column narrows to it), and an exact
+test of the instant each text stands for, read with SQLite's own date functions: julianday(),
+and to the last digit of the fraction for the rare row within milliseconds of a bound. Where
+every text in that range is in dagguard's own form (survey_sql finds out), the plain range on
+the text is exact, and the engine keeps it.
+
+What counts as SQLite reads it: 'YYYY-MM-DD', then optionally T or spaces and HH:MM[:SS[.f]],
+then optionally Z or ±HH:MM; no offset is UTC; a day past the month's end or hour 24 runs on
+into the next. The fraction is compared to its last digit (SQLite's functions round it to the
+millisecond). Numbers (unix or julian times) are not read: they are refused, like any value
+SQLite cannot read near the interval.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, timezone
+from typing import Any
+
+# SQLite reads offsets up to ±14:59, and hour 24 as the next day's hour 0: the local date of a
+# text can be this far from the UTC instant it stands for.
+_REACH_BEFORE = timedelta(hours=15 + 25)
+_REACH_AFTER = timedelta(hours=15)
+# Bounds of the raw-text range outside the years a datetime has. Neither looks like a number:
+# a column of numeric affinity would compare a number-like bound as a number.
+_LOWEST, _HIGHEST = "0-", "9999-12-32"
+# Text not starting with a digit (and numbers and blobs, which sort before and after all text)
+# cannot be placed by its text: such values are refused wherever they are.
+_BELOW_DIGITS, _ABOVE_DIGITS = "0-", ":"
+# julianday() reads the fraction to the millisecond: a row this near a bound is read exactly.
+_MARGIN = 2 / 86_400_000
+_UNIX_EPOCH_JULIAN_DAY = 2440587.5
+
+
+@dataclass(frozen=True)
+class TextRange:
+    """The half-open range of raw text that holds every form of every instant of an interval."""
+
+    low: str
+    high: str
+
+
+def text_range(start: datetime, end: datetime) -> TextRange:
+    """Dates as text: every form of a time starts with its local date, and a text whose day is
+    past the month's end ('2026-02-30') sorts after the month's last real day."""
+    try:
+        first = (start - _REACH_BEFORE).date()
+        low = _overflowing_day(first) or first.isoformat()
+    except OverflowError:
+        low = _LOWEST
+    try:
+        high = ((end + _REACH_AFTER).date() + timedelta(days=1)).isoformat()
+    except OverflowError:
+        high = _HIGHEST
+    return TextRange(low, high)
+
+
+def _overflowing_day(first: date) -> str | None:
+    """The smallest past-the-end day of the month before `first`'s that SQLite reads as `first`
+    or later (2026-03-02: '2026-02-30'); None when none does (days run up to 31)."""
+    last = first.replace(day=1) - timedelta(days=1)
+    day = last.day + first.day
+    return f"{last.year:04d}-{last.month:02d}-{day:02d}" if day <= 31 else None
+
+
+def _instant(column: str) -> str:
+    """SQL: the UTC instant `column`'s text stands for, as 'YYYY-MM-DD HH:MM:SS.' and the
+    fraction's digits as written; NULL where SQLite cannot read it.
+
+    The fraction is cut out and kept as text, the rest normalised by datetime() (offset, hour
+    24, days past the month's end): SQLite's own reading, without its rounding to milliseconds."""
+    dot = f"instr({column}, '.')"
+    after_digits = f"ltrim(substr({column}, {dot} + 1), '0123456789')"
+    whole = f"CASE WHEN {dot} THEN substr({column}, 1, {dot} - 1) || {after_digits} ELSE {column} END"
+    digits = (f"CASE WHEN {dot} THEN substr({column}, {dot} + 1, length({column}) - {dot} - "
+              f"length({after_digits})) ELSE '' END")
+    return f"(datetime({whole}, '+0 seconds') || '.' || {digits})"
+
+
+def _instant_bound(value: datetime) -> str:
+    """An interval bound in _instant()'s form, its fraction without trailing zeros: compared
+    as text, '.5' and '.50' then fall on the same side of it."""
+    utc = value.astimezone(timezone.utc)
+    return utc.strftime("%Y-%m-%d %H:%M:%S.") + f"{utc.microsecond:06d}".rstrip("0")
+
+
+def _written_form(column: str) -> str:
+    """SQL: true where `column` is text in dagguard's own form, 'YYYY-MM-DD HH:MM:SS.ffffff+00:00',
+    whose text order is its time order. date() answers NULL for a text SQLite cannot read and
+    runs days past the month's end and hour 24 on into the next day; with the last fraction
+    digit a digit, SQLite reads six of them. (A GLOB of digit classes costs 7 times as much.)
+    IS, not =: false, not NULL, where date() is NULL, so that NOT of it is true."""
+    return f"({column} GLOB '????-??-?? ??:??:??.?????[0-9]+00:00' AND date({column}) IS substr({column}, 1, 10))"
+
+
+def _julian_day(value: datetime) -> float:
+    """What julianday() answers for the instant `value`."""
+    return _UNIX_EPOCH_JULIAN_DAY + value.timestamp() / 86400
+
+
+def exact_test(column: str, start: datetime, end: datetime) -> tuple[str, tuple[Any, ...]]:
+    """SQL true where `column` stands for an instant in [start, end), and its parameters.
+
+    julianday() (one call, in C) decides every row more than _MARGIN from a bound; only rows
+    that near one are read to the last digit by _instant(), a dozen calls."""
+    span = text_range(start, end)
+    day = f"julianday({column})"
+    exact = f"{_instant(column)} >= ? AND {_instant(column)} < ?"
+    sql = (f"{column} >= ? AND {column} < ? AND CASE WHEN {day} < ? THEN 0 WHEN {day} < ? THEN {exact} "
+           f"WHEN {day} < ? THEN 1 WHEN {day} < ? THEN {exact} ELSE 0 END")
+    first, last = _julian_day(start), _julian_day(end)
+    bounds = (_instant_bound(start), _instant_bound(end))
+    return sql, (span.low, span.high, first - _MARGIN, first + _MARGIN, *bounds,
+                 last - _MARGIN, last + _MARGIN, *bounds)
+
+
+def survey_sql(table: str, column: str) -> str:
+    """SQL over the text range (two parameters): one row (value, unreadable) for a value not in
+    dagguard's written form, an unreadable one first, or none when every value is in that form;
+    values not starting with a digit count as unreadable wherever they are."""
+    unreadable = f"({column} < '{_BELOW_DIGITS}' OR {column} >= '{_ABOVE_DIGITS}' OR julianday({column}) IS NULL)"
+    return (f"SELECT {column}, {unreadable} FROM {table} WHERE ({column} >= ? AND {column} < ? AND NOT "
+            f"{_written_form(column)}) OR {column} < '{_BELOW_DIGITS}' OR {column} >= '{_ABOVE_DIGITS}' "
+            f"ORDER BY 2 DESC LIMIT 1")

@@ -1,0 +1,22 @@
+"""ruff's grouped shape: each file's name once, its findings indented below it."""
+
+from __future__ import annotations
+
+from itertools import groupby
+
+from dagguard.engine.runner import CheckResult
+from dagguard.report.text import BOLD, CYAN, code_style, help_line, paint, with_summary
+
+
+def format_grouped(result: CheckResult, color: bool, summary: bool = True) -> str:
+    lines: list[str] = []
+    for path, findings in groupby(result.findings, key=lambda f: f.path):
+        group = list(findings)
+        lines.append(paint(path, color, BOLD) + paint(":", color, CYAN))
+        width = max(len(f"{f.line}:{f.column}") for f in group)
+        for f in group:
+            position = f"{f.line}:{f.column}".ljust(width)
+            lines.append(f"  {position} {paint(f.code, color, BOLD, code_style(f))} {f.message}")
+            lines.extend(help_line(f, color, indent="    "))
+        lines.append("")
+    return with_summary(lines, result, color, summary)
