@@ -77,7 +77,7 @@ def run_fixes(targets: Sequence[Path], settings: Settings, now: Optional[dt.date
 def report_dropped(dropped_fixes: Sequence[DroppedFix]) -> None:
     for dropped in dropped_fixes:
         typer.echo(f"dagguard: warning: {dropped.path}:{dropped.line}: {dropped.code} fix not applied "
-                   f"({dropped.description}): the fixed file would not compile", err=True)
+                   f"({dropped.description}): {dropped.reason}", err=True)
 
 
 def show_fixes(files: Sequence[FileFix]) -> str:

@@ -51,6 +51,7 @@ class DroppedFix:
     line: int
     code: str
     description: str
+    reason: str = "the fixed file would not compile"
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,12 @@ def fix_source(source: bytes, path: Path, settings: Settings, now: dt.datetime, 
     dropped: list[DroppedFix] = []
     refused: set[tuple[str, str, str]] = set()
     result = check_source(text, path, settings, now, shown, keep_fixes=True)
+    if result.fixes and not _compiles(source):
+        # libcst reads some syntax this Python does not (3.12 f-strings on 3.11): no fix can be checked.
+        reason = "the file does not compile on this Python as it is"
+        dropped = [DroppedFix(f.path, f.line, f.code, fix.description, reason) for f, fix in result.fixes
+                   if fix_applies(fix.safety, unsafe_fixes)]
+        return FileFix(path, source, source, (), tuple(dropped), _without_tree(result))
     for _ in range(MAX_PASSES):
         module = result.module
         # Safe fixes first: an unsafe one never takes the place of a safe one it overlaps.

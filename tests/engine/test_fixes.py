@@ -172,3 +172,11 @@ def test_data_interval_timetable_takes_the_start_dates_timezone_and_its_import()
     fixed = _fixed(source, settings=Settings(select=("DG206",))).fixed.decode()
     assert "from airflow.sdk import CronDataIntervalTimetable, DAG\n" in fixed
     assert "schedule=CronDataIntervalTimetable('0 6 * * *', timezone='Europe/Amsterdam')" in fixed
+
+
+def test_a_file_this_python_cannot_compile_is_left_alone_and_says_why(monkeypatch):
+    monkeypatch.setattr(engine_fixes, "_compiles", lambda source: False)
+    source = "from airflow import DAG\nDAG('x', schedule_interval=None, max_active_runs=1, max_active_tasks=1)\n"
+    result = _fixed(source, unsafe=False)
+    assert result.fixed == source.encode() and result.applied == ()
+    assert [d.reason for d in result.dropped] == ["the file does not compile on this Python as it is"]
