@@ -121,6 +121,18 @@ ASSET_CLASSES = frozenset({
 })
 
 
+# Airflow packages that hold no operator: a class there that takes `task_id=` (the Google
+# provider's `hooks.dataproc.DataProcJobBuilder`) builds a job spec, not a task.
+_NON_OPERATOR_PACKAGES = frozenset({"hooks", "utils", "triggers"})
+
+
+def is_airflow_non_operator(qualname: str) -> bool:
+    """A callee in an Airflow hooks, utils or triggers module: never a task, whatever its keywords."""
+    if not qualname.startswith("airflow.") or is_airflow_operator(qualname):
+        return False
+    return any(part in _NON_OPERATOR_PACKAGES for part in qualname.split(".")[1:-1])
+
+
 def is_airflow_operator(qualname: str) -> bool:
     """An operator or sensor class shipped by Airflow core or a provider."""
     if not qualname.startswith("airflow."):

@@ -45,6 +45,10 @@ class CallableTree:
                 if isinstance(parent, cst.AssignTarget) or (isinstance(parent, (cst.AnnAssign, cst.AugAssign))
                                                              and parent.target is node):
                     continue
+                # `datetime.now` and `f(now=...)` spell the name without reading the variable.
+                if (isinstance(parent, cst.Attribute) and parent.attr is node) \
+                        or (isinstance(parent, cst.Arg) and parent.keyword is node):
+                    continue
                 yield node
 
     def is_logging(self, call: cst.Call) -> bool:

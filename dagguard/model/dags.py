@@ -133,6 +133,7 @@ class _Ctx:
     group: Optional[str]             # task-group prefix: "" none, None unknown
     parse_time: bool                 # does this code run when the file is parsed?
     nesting: Nesting = ()            # loops, groups and conditions entered since the DAG's body began
+    in_task_arguments: bool = False  # inside the arguments of a call that made a task
 
 
 _TASKFLOW_CHAIN = frozenset({"override", "partial"})
@@ -270,9 +271,12 @@ class _Builder:
         if isinstance(func, cst.Attribute) and func.attr.value in _TASKFLOW_CHAIN:
             func = func.value  # Operator.partial(...), or a TaskFlow function's .override(...)
         qual = ctx.scope.qualname(func)
-        has_task_id = any(a.keyword is not None and a.keyword.value == "task_id" for a in call.args)
         if qual is None or not names.is_airflow_operator(qual):
-            if not has_task_id or self.taskflow_function(func, ctx.scope) is not None:
+            # An unknown callee with `task_id=` is taken for a custom operator, except where
+            # it cannot be one: a spec built in another task's arguments, or an Airflow hook.
+            has_task_id = any(a.keyword is not None and a.keyword.value == "task_id" for a in call.args)
+            if not has_task_id or ctx.in_task_arguments or (qual is not None and names.is_airflow_non_operator(qual)) \
+                    or self.taskflow_function(func, ctx.scope) is not None:
                 return None
         evaluator = Evaluator(ctx.scope)
         args = call_arguments(call, evaluator)
@@ -479,6 +483,7 @@ def _handle_assign(b: _Builder, node: cst.Assign, ctx: _Ctx) -> list[tuple[cst.C
 
 
 def _handle_call(b: _Builder, node: cst.Call, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
+    made_task = False
     if id(node) not in b.claimed_calls:
         if b.is_dag_call(node, ctx.scope):
             b.new_dag_from_call(node, "call", ctx)
@@ -487,6 +492,7 @@ def _handle_call(b: _Builder, node: cst.Call, ctx: _Ctx) -> list[tuple[cst.CSTNo
             # Outside a DAG's body only `dag=` or `@dag.task` can attach a task: skip the
             # lookups otherwise.
             task = b.taskflow_task(node, ctx) or b.operator_task(node, ctx)
+            made_task = task is not None
             if task is not None:
                 dag = ctx.dag
                 if task.kind == "operator":
@@ -503,12 +509,14 @@ def _handle_call(b: _Builder, node: cst.Call, ctx: _Ctx) -> list[tuple[cst.CSTNo
                     b.loose_operators.append(dataclasses.replace(task, group_id=None, parse_time=ctx.parse_time))
         elif b.is_operator_call(node, ctx.scope):
             task = b.operator_task(node, ctx)
+            made_task = task is not None
             if task is not None:
                 b.loose_operators.append(dataclasses.replace(task, group_id=None, parse_time=ctx.parse_time))
     if ctx.parse_time and isinstance(node.func, cst.Attribute):
         b.parse_time_calls.append(ParseTimeCall(node, ctx.scope))
+    args_ctx = dataclasses.replace(ctx, in_task_arguments=True) if made_task else ctx
     pushed: list[tuple[cst.CSTNode, _Ctx]] = [(node.func, ctx)]
-    pushed.extend((arg.value, ctx) for arg in node.args)
+    pushed.extend((arg.value, args_ctx) for arg in node.args)
     return pushed
 
 
@@ -537,7 +545,8 @@ def _handle_if(b: _Builder, node: cst.If, ctx: _Ctx) -> list[tuple[cst.CSTNode, 
 
 def _handle_lambda(b: _Builder, node: cst.Lambda, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
     # Its body runs when called, later: it sees every binding of the module.
-    return [(node.body, dataclasses.replace(ctx, parse_time=False, dag=None, scope=ctx.scope.whole))]
+    return [(node.body, dataclasses.replace(ctx, parse_time=False, dag=None, scope=ctx.scope.whole,
+                                            in_task_arguments=False))]
 
 
 def _handle_name(b: _Builder, node: cst.CSTNode, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:

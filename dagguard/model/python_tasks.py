@@ -185,17 +185,27 @@ class _Analysis:
 
     def _helper(self, call: cst.Call) -> Optional[CallableFacts]:
         """Facts of a same-file function called by name (a helper doing the actual write)."""
-        if self.depth >= MAX_HELPER_DEPTH or not isinstance(call.func, cst.Name):
+        if self.depth >= MAX_HELPER_DEPTH:
             return None
-        binding = self.tree.scope.single(call.func.value)
-        if not isinstance(binding, FunctionBinding) or id(binding.node) in self.seen:
+        found = called_helper(call, self.tree.scope)
+        if found is None or id(found[0]) in self.seen:
             return None
-        parent = self.tree.scope
-        while parent.parent is not None:
-            parent = parent.parent
-        inner = _Analysis(binding.node, function_scope(binding.node, parent), self.tree.module, frozenset(),
+        inner = _Analysis(found[0], found[1], self.tree.module, frozenset(),
                           self.depth + 1, self.seen, self.tree.names)
         return inner.facts()
+
+
+def called_helper(call: cst.Call, scope: Scope) -> Optional[tuple[cst.FunctionDef, Scope]]:
+    """The same-file function `call` calls by name, with its scope; None for anything else."""
+    if not isinstance(call.func, cst.Name):
+        return None
+    binding = scope.single(call.func.value)
+    if not isinstance(binding, FunctionBinding):
+        return None
+    root = scope
+    while root.parent is not None:
+        root = root.parent
+    return binding.node, function_scope(binding.node, root)
 
 
 def _decorator_target(decorator: cst.Decorator) -> cst.BaseExpression:

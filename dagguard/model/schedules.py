@@ -273,7 +273,34 @@ def recurs_on_a_clock(dag: "DagModel", airflow_version: str, create_cron_data_in
     """Do recurring fire times start the DAG's runs, so that catchup and backfills can queue many
     at once? False for None, @once, @continuous, assets alone, and schedules not statically known."""
     rec = dag_recurrence(dag, airflow_version, create_cron_data_intervals, composite_timetables=True)
+    if rec is UNKNOWN:
+        arg = schedule_argument(dag)
+        return arg is not None and is_custom_timetable(arg.node, Evaluator(dag.scope))
     return isinstance(rec, Recurrence)
+
+
+# Words in the names of Airflow's timetables that never build a backlog (see
+# NON_RECURRING_TIMETABLES): a custom class named like them is taken for one of them.
+_NON_RECURRING_WORDS = ("Null", "Once", "Continuous", "Asset", "Dataset", "Partition", "Event")
+
+
+def is_custom_timetable(node: cst.BaseExpression, evaluator: Evaluator, depth: int = 0) -> bool:
+    """`AfterWorkdayTimetable()`: an instance of a class, not one of Airflow's own timetables,
+    whose name ends in "Timetable" and does not say it is one of the non-recurring kinds. A
+    custom timetable computes its next run from the last one: it recurs, on a calendar of its
+    own that the linter cannot count."""
+    if depth > MAX_DEPTH:
+        return False
+    if isinstance(node, cst.Name):
+        binding = evaluator.scope.single(node.value)
+        return isinstance(binding, ConstantBinding) and is_custom_timetable(binding.value, evaluator, depth + 1)
+    if not isinstance(node, cst.Call):
+        return False
+    qual = evaluator.scope.qualname(node.func)
+    if qual is None or qual.startswith(("airflow.timetables.", "airflow.sdk.")):
+        return False  # Airflow's own classes are known by name; a new one is not guessed at
+    name = qual.rsplit(".", 1)[-1]
+    return name.endswith("Timetable") and not any(word in name for word in _NON_RECURRING_WORDS)
 
 
 def schedule_argument(dag: "DagModel") -> Optional["ArgValue"]:

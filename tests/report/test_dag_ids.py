@@ -101,3 +101,49 @@ def test_a_dag_with_a_finding_on_a_task_is_not_counted_clean(tmp_path):
     result = check_paths([target], settings=Settings(config_path=tmp_path / "pyproject.toml"), now=NOW)
     assert [f.code for f in result.findings] == ["DG303"]
     assert (result.dag_count, result.clean_dag_count) == (2, 1)
+
+
+HELPERS = '''\
+import datetime
+from airflow.providers.standard.operators.python import PythonOperator
+from airflow.sdk import DAG
+
+
+def stamp_rows():
+    return datetime.datetime.now()  # a helper of one DAG's task
+
+
+def shared_stamp():
+    return datetime.datetime.now()  # a helper of two DAGs' tasks
+
+
+def lookback():
+    return (datetime.datetime.now() - datetime.timedelta(days=1)).isoformat()  # a parse-time argument's helper
+
+
+def load(since):
+    stamp_rows()
+    shared_stamp()
+
+
+def archive():
+    shared_stamp()
+
+
+with DAG("loader", schedule="@daily", max_active_runs=1, max_active_tasks=1):
+    PythonOperator(task_id="load", python_callable=load, op_kwargs={"since": lookback()})
+
+with DAG("archiver", schedule="@daily", max_active_runs=1, max_active_tasks=1):
+    PythonOperator(task_id="archive", python_callable=archive)
+'''
+
+
+def test_a_helper_that_one_dags_tasks_call_belongs_to_that_dag(tmp_path):
+    target = tmp_path / "dags.py"
+    target.write_text(HELPERS, encoding="utf-8")
+    result = check_paths([target], settings=Settings(config_path=tmp_path / "pyproject.toml"), now=NOW)
+    found = json.loads(formatter("json")(result, False))
+    lines = HELPERS.splitlines()
+    owners = {lines[f["line"] - 1].split("# ")[-1]: f["dag_id"] for f in found if f["code"] == "DG202"}
+    assert owners == {"a helper of one DAG's task": "loader", "a helper of two DAGs' tasks": None,
+                      "a parse-time argument's helper": "loader"}
