@@ -14,11 +14,14 @@ from dagguard.engine.findings import Finding
 from dagguard.engine.runner import CheckResult
 from dagguard.engine import runner
 from dagguard.engine.deep_stack import run_deep
+from dagguard.engine import fixes
+from dagguard.engine.fixes import FileFix, FixRun
 from dagguard.engine.files import discover_files, path_filter
 from dagguard.engine.selection import enabled_codes
 
 __all__ = ["CheckResult", "ConfigError", "Finding", "Settings", "check_paths", "check_source", "check_stdin",
-           "describe_settings", "discover_settings", "files_to_check", "read_stdin", "split_config_options"]
+           "describe_settings", "discover_settings", "files_to_check", "read_stdin", "split_config_options",
+           "add_noqa", "fix_paths", "fix_source"]
 
 STDIN = "-"  # the path that means standard input, as in ruff
 
@@ -90,3 +93,32 @@ def check_stdin(source: Union[str, bytes], filename: Optional[Union[str, Path]] 
     checked = run_deep(runner.check_source, source, path or Path(STDIN), settings, _now(now), shown)
     text = source if isinstance(source, str) else source.decode("utf-8", errors="replace")
     return replace(runner.combine([checked], settings), sources={shown: text})
+
+
+def fix_paths(paths: Iterable[Union[str, Path]], *, unsafe_fixes: bool = False, write: bool = True,
+              settings: Optional[Settings] = None, config: Optional[Path] = None,
+              now: Optional[dt.datetime] = None) -> FixRun:
+    """Apply the fixes of every finding under `paths` (safe ones, and unsafe ones if asked);
+    write the files that changed unless `write` is false. Returns what is left and what changed."""
+    path_list = [Path(p) for p in paths]
+    if settings is None:
+        settings = discover_settings(path_list, config)
+    return fixes.fix_paths(path_list, settings, _now(now), unsafe_fixes=unsafe_fixes, write=write)
+
+
+def fix_source(source: Union[str, bytes], path: Union[str, Path] = "<string>.py", *, unsafe_fixes: bool = False,
+               settings: Optional[Settings] = None, now: Optional[dt.datetime] = None) -> FileFix:
+    """Fix one file's contents (per-file rules only); nothing is written."""
+    data = source.encode("utf-8") if isinstance(source, str) else source
+    return run_deep(fixes.fix_source, data, Path(path), settings or Settings(), _now(now), unsafe_fixes, str(path))
+
+
+def add_noqa(paths: Iterable[Union[str, Path]], *, settings: Optional[Settings] = None,
+             config: Optional[Path] = None, now: Optional[dt.datetime] = None) -> int:
+    """Add `# noqa: CODES` for every current finding under `paths`; returns the lines changed."""
+    from dagguard.engine.add_noqa import add_noqa as add
+
+    path_list = [Path(p) for p in paths]
+    if settings is None:
+        settings = discover_settings(path_list, config)
+    return add(path_list, settings, _now(now))   # check_paths runs each file on the deep stack

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Iterable, Optional
 
 import typer
 
@@ -107,6 +108,13 @@ def check(
                                 help="Print nothing (the exit code still says whether there are findings)"),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", metavar="N",
                                        help="Check files in N processes (default: all cores; few files stay in one)"),
+    fix: bool = typer.Option(False, "--fix", help="Apply fixes (safe ones; unsafe ones too with --unsafe-fixes)."),
+    unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Also apply (and count) the fixes that change what runs."),
+    diff: bool = typer.Option(False, "--diff", help="Print the diff --fix would write; write nothing (exit 1 when there is one)."),
+    fix_only: bool = typer.Option(False, "--fix-only", help="Apply fixes and report only what was fixed (implies --fix)."),
+    show_fixes: bool = typer.Option(False, "--show-fixes", help="List the fixes applied, per file."),
+    exit_non_zero_on_fix: bool = typer.Option(False, "--exit-non-zero-on-fix", help="Exit 1 when any fix was applied, even if nothing is left."),
+    add_noqa: bool = typer.Option(False, "--add-noqa", help="Add `# noqa: CODES` for every current finding."),
 ) -> None:
     """Check DAG files without importing or running them."""
     from dagguard import api
@@ -136,15 +144,24 @@ def check(
             files = [stdin_filename or Path(api.STDIN)] if from_stdin else api.files_to_check(targets, settings)
             sys.stdout.write("".join(f"{f if from_stdin else f.resolve()}\n" for f in files))
             raise typer.Exit(0)
+        if fix or fix_only or diff or add_noqa:
+            from dagguard.cli_fixes import FixOptions, run_fixes, run_stdin_fixes
+
+            options = FixOptions(unsafe_fixes, diff, fix_only, show_fixes, exit_non_zero_on_fix, add_noqa, exit_zero)
+            if from_stdin:
+                raise typer.Exit(run_stdin_fixes(stdin_filename, settings, fixed_now, options, output_format))
+            raise typer.Exit(run_fixes(targets, settings, fixed_now, options, output_format, _use_color()))
         if from_stdin:
             result = api.check_stdin(api.read_stdin(), stdin_filename, settings=settings, now=fixed_now)
         else:
             result = _check_with_progress(targets, settings, fixed_now, output_format, quiet or silent, jobs)
+        result = replace(result, unsafe_fixes=unsafe_fixes)
     except api.ConfigError as exc:
         raise fail(str(exc)) from None
     nothing_checked = bool(result.missing_paths) and result.files_checked == 0
     if not silent and not nothing_checked:  # "All checks passed" would be wrong when no path exists
         _write_report(result, output_format, output_file, statistics, quiet)
+    print_warnings(result.warnings)
     for missing in result.missing_paths:
         typer.echo(f"dagguard: error: {missing}: no such file or directory", err=True)
     for error in result.internal_errors:
@@ -152,6 +169,11 @@ def check(
     if result.internal_errors or result.missing_paths:
         raise typer.Exit(code=2)
     raise typer.Exit(code=0 if exit_zero or not result.findings else 1)
+
+
+def print_warnings(warnings: Iterable[str]) -> None:
+    for warning in warnings:
+        typer.echo(f"dagguard: warning: {warning}", err=True)
 
 
 def _check_with_progress(targets: list[Path], settings: "Settings", now: Optional["datetime.datetime"],

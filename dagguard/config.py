@@ -57,6 +57,9 @@ class Settings:
     airflow_version: str = "3"
     max_catchup_runs: int = 500
     create_cron_data_intervals: bool = False
+    # The values DG102/DG103's fixes write.
+    fix_max_active_runs: int = 1
+    fix_max_active_tasks: int = 4
     write_task_patterns: tuple[str, ...] = (
         "export", "load", "write", "sink", "upload", "publish", "sync", "insert", "merge", "push",
     )
@@ -216,6 +219,8 @@ def _converters(path: Path) -> Mapping[str, tuple[str, Callable[[Any], Any]]]:
         "write-task-patterns": ("write_task_patterns", _strings("write-task-patterns", path)),
         "src": ("src", _strings("src", path)),
         "dag-factories": ("dag_factories", _dag_factories(path)),
+        "fix-max-active-runs": ("fix_max_active_runs", _positive_int("fix-max-active-runs", path)),
+        "fix-max-active-tasks": ("fix_max_active_tasks", _positive_int("fix-max-active-tasks", path)),
     }
 
 

@@ -53,7 +53,8 @@ def test_findings_exit_1_with_ruff_shaped_lines_and_summary(project):
     lines = run.stdout.splitlines()
     assert "dags/incident.py:4:6: DG102 DAG 'orders_hourly' sets no max_active_runs; up to 16 of its runs can run at once" in lines
     assert any(line.startswith("dags/incident.py:8:5: DG101 ") and "~10,000 runs" in line for line in lines)
-    assert lines[-1] == "Found 3 problems in 1 file (1 DAG clean)"
+    assert lines[-2] == "Found 3 problems in 1 file (1 DAG clean)"
+    assert lines[-1] == "No fixes available (3 hidden fixes can be enabled with the `--unsafe-fixes` option)"
     assert "\x1b[" not in run.stdout  # no colour when not a TTY
     assert run.stderr == ""
 
@@ -218,9 +219,10 @@ def test_stdin_is_checked_under_the_stdin_filename_with_its_config(project):
     run = dagguard_stdin(INCIDENT, "check", "-", "--stdin-filename", "legacy/x.py", "--now", "2026-11-30T00:00Z",
                          cwd=project)
     assert run.returncode == 1, run.stderr
-    assert [line.split(" ")[:2] for line in run.stdout.splitlines() if not line.startswith(("  ", "Found"))] == [
+    assert [line.split(" ")[:2] for line in run.stdout.splitlines()
+            if not line.startswith(("  ", "Found", "No fixes", "[*]"))] == [
         ["legacy/x.py:4:6:", "DG102"], ["legacy/x.py:8:5:", "DG101"]]
-    assert run.stdout.splitlines()[-1] == "Found 2 problems in 1 file (0 DAGs clean)"
+    assert run.stdout.splitlines()[-2] == "Found 2 problems in 1 file (0 DAGs clean)"
     bare = dagguard_stdin(INCIDENT, "check", "-", "--output-format", "full", cwd=project)
     assert " --> -:8:5" in bare.stdout and "8 |     catchup=True," in bare.stdout  # source quoted from stdin
     clean = dagguard_stdin(CLEAN, "check", "--stdin-filename", "dags/new.py", cwd=project)
@@ -344,7 +346,7 @@ def test_a_progress_bar_on_a_terminal_stderr_only_after_the_delay(many_dags):
 
     code, shown, stdout = run_in_terminal(["check", "dags"], many_dags, stdout_tty=False, prelude=NO_DELAY)
     assert code == 1 and "Checking" in shown and "32/32" in shown
-    assert "Checking" not in stdout and stdout.splitlines()[-1].startswith("Found 3 problems")
+    assert "Checking" not in stdout and stdout.splitlines()[-2].startswith("Found 3 problems")
     # The default delay: a run this short draws no bar.
     code, shown, _ = run_in_terminal(["check", "dags/clean.py"], many_dags, stdout_tty=False)
     assert code == 0 and "Checking" not in shown

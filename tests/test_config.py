@@ -104,3 +104,15 @@ def test_all_and_every_prefix_of_a_code_are_selectors(tmp_path):
     settings = discover_settings([tmp_path])
     assert settings.select == ("ALL",) and settings.extend_select == ("DG1", "DG10", "DG101")
     assert settings.extend_ignore == ("DG3",)
+
+
+def test_fix_values_are_validated(tmp_path):
+    import pytest as _pytest
+
+    from dagguard.config import ConfigError, parse_table
+
+    settings = parse_table({"fix-max-active-runs": 2, "fix-max-active-tasks": 8}, tmp_path / "pyproject.toml")
+    assert (settings.fix_max_active_runs, settings.fix_max_active_tasks) == (2, 8)
+    for bad in (0, "1", True):
+        with _pytest.raises(ConfigError, match="fix-max-active-runs must be a positive integer"):
+            parse_table({"fix-max-active-runs": bad}, tmp_path / "pyproject.toml")

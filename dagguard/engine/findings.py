@@ -20,6 +20,8 @@ class Finding:
     help: Optional[str] = None
     dag_id: Optional[str] = None
     fixable: bool = False
+    fix_safety: Optional[str] = None       # "safe" or "unsafe" when fixable
+    fix_description: Optional[str] = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape: every field, in a stable order."""
@@ -27,3 +29,8 @@ class Finding:
         ordered = ("code", "rule", "severity", "path", "line", "column", "end_line", "end_column",
                    "message", "help", "dag_id", "fixable")
         return {key: data[key] for key in ordered}
+
+
+def fix_applies(safety: Optional[str], unsafe_fixes: bool) -> bool:
+    """Does a fix of this safety apply in a run with (or without) --unsafe-fixes?"""
+    return safety == "safe" or (safety is not None and unsafe_fixes)

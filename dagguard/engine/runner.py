@@ -16,7 +16,7 @@ from dagguard.config import Settings
 from dagguard.engine.deep_stack import run_deep
 from dagguard.engine.files import UnreadableFile, discover_files, read_source, too_large_message
 from dagguard.engine.findings import Finding
-from dagguard.engine.noqa import is_suppressed, parse_noqa
+from dagguard.engine.noqa import is_suppressed, noqa_warnings, parse_noqa
 from dagguard.engine.parallel import map_in_order
 from dagguard.engine.positions import Span, locate, locate_in_regions
 from dagguard.engine.precheck import cpython_check
@@ -29,8 +29,8 @@ from dagguard.model.factories import Resolver
 from dagguard.model.project import ProjectIndex, project_roots
 from dagguard.model.scope import ImportBinding, Scope
 from dagguard.model.ownership import dag_regions
-from dagguard.rules import ALL_RULES, SYNTAX_ERROR, ProjectRule, Rule
-from dagguard.rules.base import DagSite, Report, RuleContext
+from dagguard.rules import ALL_RULES, RULES_BY_CODE, SYNTAX_ERROR, ProjectRule, Rule
+from dagguard.rules.base import DagSite, Fix, Report, RuleContext
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 
@@ -51,6 +51,11 @@ class FileResult:
     # The project modules its factories and constants were resolved through: a cache must key
     # the result on them too.
     depends_on: frozenset[Path] = frozenset()
+    # Kept only when asked (check_source(keep_fixes=True)): the parsed tree the fixes' nodes
+    # belong to, and each fixable finding with its fix.
+    module: Optional[cst.Module] = field(default=None, compare=False, repr=False)
+    fixes: tuple[tuple[Finding, Fix], ...] = field(default=(), compare=False, repr=False)
+    warnings: tuple[str, ...] = ()     # `path:line: message` lines, e.g. a noqa naming no rule
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,9 @@ class CheckResult:
     # Files that import airflow yet define no DAG the linter can see.
     files_without_dags: tuple[str, ...] = ()
     dags: tuple[DagSummary, ...] = ()
+    unsafe_fixes: bool = False         # are unsafe fixes applicable in this run (--unsafe-fixes)?
+    warnings: tuple[str, ...] = ()
+    fixed: int = 0                     # findings fixed by --fix before these were found
 
     @property
     def files_with_findings(self) -> int:
@@ -123,10 +131,12 @@ def _is_active(rule: Rule, path: Path, settings: Settings) -> bool:
 
 
 def check_source(source: Union[bytes, str], path: Path, settings: Settings, now: dt.datetime,
-                 shown: Optional[str] = None, project: Optional[ProjectIndex] = None) -> FileResult:
+                 shown: Optional[str] = None, project: Optional[ProjectIndex] = None,
+                 keep_fixes: bool = False) -> FileResult:
     """Check one file's contents. Never raises for bad input: that becomes a DG000 finding.
 
-    `project` resolves the factories the file imports from the project's own modules."""
+    `project` resolves the factories the file imports from the project's own modules;
+    `keep_fixes` keeps the tree and the fixes on the result, for engine/fixes.py."""
     shown = shown or display_path(path)
     if len(source) <= MAX_FILE_BYTES and cannot_touch_a_dag(source):
         return FileResult(path, ())
@@ -165,9 +175,13 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     except RecursionError:
         return FileResult(path, (_syntax_finding(shown, 1, 1, "cannot check: the file is nested too deeply"),))
     # Findings need it now; DAG sites need it later, for the cross-file rules.
-    noqa = parse_noqa(_source_text(source, module)) if (reports or dag_nodes) else {}
+    text = _source_text(source, module)
+    noqa = parse_noqa(text)
+    warnings = tuple(f"{shown}:{line}: {message}" for line, message in noqa_warnings(text, RULES_BY_CODE)) \
+        if noqa else ()
 
     findings: list[Finding] = []
+    fixes: list[tuple[Finding, Fix]] = []
     flagged_dags: set[tuple[int, int]] = set()
     for rule, report in reports:
         span = spans.get(id(report.node))
@@ -184,7 +198,10 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
         dag_span = spans.get(id(owner.report_node)) if owner is not None else None
         if dag_span is not None:
             flagged_dags.add((dag_span.line, dag_span.column))
-        findings.append(_finding(rule, report, span, shown, owner, _default_note(report, module, shown)))
+        finding = _finding(rule, report, span, shown, owner, _default_note(report, module, shown))
+        findings.append(finding)
+        if report.fix is not None:
+            fixes.append((finding, report.fix))
 
     located = [(dag, span) for dag in model.dags
                if dag.dag_id is not None and (span := spans.get(id(dag.report_node))) is not None]
@@ -203,7 +220,9 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     # Rules read constants lazily too: collect what the model and the rules resolved through.
     depends_on = project.reset_touched() if project is not None else frozenset()
     return FileResult(path, tuple(findings), sites, len(model.dags), frozenset(flagged_dags), noqa, tuple(errors),
-                      _imports_airflow(model.scope), summaries, depends_on)
+                      imports_airflow=_imports_airflow(model.scope), dags=summaries, depends_on=depends_on,
+                      module=module if keep_fixes else None, fixes=tuple(fixes) if keep_fixes else (),
+                      warnings=warnings)
 
 
 def _internal_error(where: str, shown: str, exc: BaseException) -> str:
@@ -237,7 +256,9 @@ def _finding(rule: Rule, report: Report, span: Span, shown: str, dag: Optional[D
         path=shown, line=span.line, column=span.column, code=rule.code, rule=rule.name,
         severity=report.severity or rule.severity, end_line=span.end_line, end_column=span.end_column,
         message=report.message, help=help_text,
-        dag_id=dag.dag_id if dag is not None else None, fixable=rule.fixable,
+        dag_id=dag.dag_id if dag is not None else None, fixable=report.fix is not None,
+        fix_safety=report.fix.safety if report.fix else None,
+        fix_description=report.fix.description if report.fix else None,
     )
 
 
@@ -280,7 +301,6 @@ def _project_findings(results: Sequence[FileResult],
                 path=display_path(site.path), line=site.line, column=site.column, code=rule.code,
                 rule=rule.name, severity=rule.severity, end_line=site.end_line,
                 end_column=site.end_column, message=message, help=help_text, dag_id=site.dag_id,
-                fixable=rule.fixable,
             ))
             flagged.add((site.path, site.line, site.column))
     return findings, flagged
@@ -355,5 +375,6 @@ def combine(results: Sequence[FileResult], settings: Settings) -> CheckResult:
     clean = max(dag_count - len(flagged), 0)
     errors = tuple(e for r in results for e in r.internal_errors)
     unseen = tuple(display_path(r.path) for r in results if r.imports_airflow and not r.dag_count)
-    return CheckResult(tuple(findings), len(results), dag_count, clean, errors,
+    warnings = tuple(w for r in results for w in r.warnings)
+    return CheckResult(tuple(findings), len(results), dag_count, clean, errors, warnings=warnings,
                        files_without_dags=unseen, dags=tuple(d for r in results for d in r.dags))

@@ -5,16 +5,19 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+from dagguard.engine.findings import fix_applies
 from dagguard.engine.runner import CheckResult
 
 
 def rule_counts(result: CheckResult) -> list[dict[str, object]]:
-    """One entry per rule with findings: code, name, count, fixable; most findings first."""
+    """One entry per rule with findings: code, name, count, fixable (as ruff: some finding's fix
+    applies in this run); most findings first."""
     counts = Counter(f.code for f in result.findings)
     first = {}
     for f in result.findings:
         first.setdefault(f.code, f)
-    return [{"code": code, "name": first[code].rule, "count": count, "fixable": first[code].fixable}
+    fixable = {f.code for f in result.findings if fix_applies(f.fix_safety, result.unsafe_fixes)}
+    return [{"code": code, "name": first[code].rule, "count": count, "fixable": code in fixable}
             for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
 
 

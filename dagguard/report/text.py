@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dagguard.engine.dag_listing import unseen_note
-from dagguard.engine.findings import Finding
+from dagguard.engine.findings import Finding, fix_applies
 from dagguard.engine.runner import CheckResult
 
 BOLD, RED, YELLOW, CYAN, DIM, RESET = "\033[1m", "\033[31m", "\033[33m", "\033[36m", "\033[2m", "\033[0m"
@@ -16,9 +16,23 @@ def _plural(count: int, word: str) -> str:
 def summary_line(result: CheckResult) -> str:
     dags = f"{_plural(result.clean_dag_count, 'DAG')} clean"
     if not result.findings:
-        return f"All checks passed: {_plural(result.files_checked, 'file')}, {dags}"
-    return (f"Found {_plural(len(result.findings), 'problem')} in "
-            f"{_plural(result.files_with_findings, 'file')} ({dags})")
+        fixed = f" ({_plural(result.fixed, 'problem')} fixed)" if result.fixed else ""
+        return f"All checks passed{fixed}: {_plural(result.files_checked, 'file')}, {dags}"
+    found = len(result.findings) + result.fixed
+    fixed = f", {result.fixed:,} fixed, {len(result.findings):,} remaining" if result.fixed else ""
+    return (f"Found {_plural(found, 'problem')} in "
+            f"{_plural(result.files_with_findings, 'file')} ({dags}{fixed})")
+
+
+def fixable_line(result: CheckResult) -> str:
+    """ruff's: how many --fix would fix, and how many more --unsafe-fixes would."""
+    fixable = sum(fix_applies(f.fix_safety, result.unsafe_fixes) for f in result.findings)
+    hidden = sum(f.fix_safety is not None and not fix_applies(f.fix_safety, result.unsafe_fixes) for f in result.findings)
+    hint = (f" ({hidden:,} hidden {'fix' if hidden == 1 else 'fixes'} can be enabled with the `--unsafe-fixes` option)"
+            if hidden else "")
+    if fixable:
+        return f"[*] {fixable:,} fixable with the `--fix` option{hint}"
+    return f"No fixes available{hint}" if hidden else ""
 
 
 def paint(text: str, color: bool, *styles: str) -> str:
@@ -38,7 +52,8 @@ def help_line(finding: Finding, color: bool, indent: str = "  ") -> list[str]:
 def with_summary(lines: list[str], result: CheckResult, color: bool, summary: bool) -> str:
     """The report's lines followed by the summary line (none with --quiet)."""
     if summary:
-        lines = [*lines, paint(summary_line(result), color, BOLD)]
+        fixable = fixable_line(result)
+        lines = [*lines, paint(summary_line(result), color, BOLD), *([fixable] if fixable else [])]
         note = unseen_note(len(result.files_without_dags))
         if note is not None:
             lines.append(note)
@@ -52,6 +67,11 @@ def format_text(result: CheckResult, color: bool, summary: bool = True) -> str:
     for f in result.findings:
         colon = paint(":", color, CYAN)
         lines.append(f"{paint(f.path, color, BOLD)}{colon}{f.line}{colon}{f.column}{colon} "
-                     f"{paint(f.code, color, BOLD, code_style(f))} {f.message}")
+                     f"{paint(f.code, color, BOLD, code_style(f))} {_marker(f, result)}{f.message}")
         lines.extend(help_line(f, color))
     return with_summary(lines, result, color, summary)
+
+
+def _marker(finding: Finding, result: CheckResult) -> str:
+    # Findings --fix (with this run's --unsafe-fixes) would fix are marked, as ruff marks them.
+    return "[*] " if fix_applies(finding.fix_safety, result.unsafe_fixes) else ""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Iterable, Optional
+from typing import TYPE_CHECKING, ClassVar, Iterable, Optional, Union
 
 import libcst as cst
 
@@ -15,6 +15,32 @@ from dagguard.model.dags import DagModel, FileModel
 
 if TYPE_CHECKING:
     from dagguard.config import Settings
+
+
+SAFE = "safe"
+UNSAFE = "unsafe"   # changes when or whether tasks run, or what SQL returns: only with --unsafe-fixes
+
+# What a node is replaced with: a new node, or cst.RemoveFromParent() to drop it.
+Replacement = Union[cst.CSTNode, cst.RemovalSentinel]
+
+
+@dataclass(frozen=True)
+class Import:
+    """`from module import name`, added by a fix when the file lacks it."""
+
+    module: str
+    name: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A finding's fix (Fixit's model): node replacements in the file's own tree, applied by
+    dagguard.engine.fixes, which keeps every byte outside the replaced nodes."""
+
+    description: str                 # one line: what the fix does
+    safety: str                      # SAFE or UNSAFE
+    replacements: tuple[tuple[cst.CSTNode, Replacement], ...]
+    imports: tuple[Import, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -28,6 +54,7 @@ class Report:
     severity: Optional[str] = None   # overrides the rule's default when set
     # The argument holding the risky value: when a factory's default gave it, the help says so.
     argument: Optional[ArgValue] = None
+    fix: Optional[Fix] = None
 
 
 @dataclass(frozen=True)
@@ -59,7 +86,7 @@ class Rule:
     name: ClassVar[str]
     severity: ClassVar[str]          # "error" or "warning"
     summary: ClassVar[str]
-    fixable: ClassVar[bool] = False
+    fixable: ClassVar[bool] = False  # some of its findings carry a Fix
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         return ()

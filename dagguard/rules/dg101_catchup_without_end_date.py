@@ -4,18 +4,23 @@ is queued at once."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import Iterable
+from typing import Iterable, Optional
 
+import libcst as cst
+
+from dagguard.model.arguments import ArgValue
 from dagguard.model.dags import DagModel, FileModel
 from dagguard.model.schedules import (Recurrence, catching_up, count_runs, dag_date, format_count,
                                       surely_dateless)
-from dagguard.rules.base import Report, Rule, RuleContext
+from dagguard.rules.base import UNSAFE, Fix, Report, Rule, RuleContext
+from dagguard.rules.edits import add_dag_keywords
 
 
 class CatchupWithoutEndDate(Rule):
     code = "DG101"
     name = "catchup-without-end-date"
     severity = "error"
+    fixable = True
     summary = "Catchup is on with no end_date: the scheduler queues every interval since start_date"
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
@@ -36,6 +41,7 @@ class CatchupWithoutEndDate(Rule):
                 message=backlog_message(dag, rec, context.now),
                 help="set end_date=... to bound the backfill, or catchup=False",
                 dag=dag, argument=catchup,
+                fix=_fix(dag, catchup),
             )
 
 
@@ -53,3 +59,15 @@ def backlog_message(dag: DagModel, rec: Recurrence, now: dt.datetime) -> str:
         return (message + "; no run is due yet, but every interval missed after start_date "
                           "(DAG paused, scheduler down) would be queued at once")
     return message + f"; catchup would queue {format_count(runs)} runs"
+
+
+def _fix(dag: DagModel, catchup: Optional[ArgValue]) -> Optional[Fix]:
+    """catchup=False: the missed intervals are no longer run, so unsafe."""
+    if catchup is None:
+        if not dag.args.complete:
+            return None
+        edit = add_dag_keywords(dag, [("catchup", cst.Name("False"))])
+        return Fix("add catchup=False", UNSAFE, (edit,)) if edit is not None else None
+    if catchup.origin == "keyword" and isinstance(catchup.node, cst.Name) and catchup.node.value == "True":
+        return Fix("set catchup=False", UNSAFE, ((catchup.node, catchup.node.with_changes(value="False")),))
+    return None

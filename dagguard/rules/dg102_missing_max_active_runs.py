@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Optional
 
-from dagguard.model.dags import FileModel
+import libcst as cst
+
+from dagguard.model.dags import DagModel, FileModel
 from dagguard.model.schedules import is_continuous, recurs_on_a_clock
-from dagguard.rules.base import Report, Rule, RuleContext
+from dagguard.rules.base import UNSAFE, Fix, Report, Rule, RuleContext
+from dagguard.rules.edits import add_dag_keywords
 
 
 class MissingMaxActiveRuns(Rule):
     code = "DG102"
     name = "missing-max-active-runs"
     severity = "warning"
+    fixable = True
     summary = "The DAG sets no max_active_runs: up to 16 of its runs may run at once"
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
@@ -29,6 +33,7 @@ class MissingMaxActiveRuns(Rule):
                     help="set max_active_runs=1",
                     dag=dag,
                     severity="error",
+                    fix=_fix(dag, 1),
                 )
             elif recurs_on_a_clock(dag, settings.airflow_version, settings.create_cron_data_intervals):
                 # Only a recurring schedule queues a backlog (catchup, backfills): see the rule page.
@@ -37,4 +42,11 @@ class MissingMaxActiveRuns(Rule):
                     message=f"{dag.label} sets no max_active_runs; up to 16 of its runs can run at once",
                     help="set max_active_runs=1 if runs must not overlap, or a small bound",
                     dag=dag,
+                    fix=_fix(dag, context.settings.fix_max_active_runs),
                 )
+
+
+def _fix(dag: DagModel, value: int) -> Optional[Fix]:
+    """Bounding the DAG changes how many of its runs may run at once: unsafe."""
+    edit = add_dag_keywords(dag, [("max_active_runs", cst.Integer(str(value)))])
+    return Fix(f"add max_active_runs={value}", UNSAFE, (edit,)) if edit is not None else None

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Optional
 
-from dagguard.model.dags import FileModel
+import libcst as cst
+
+from dagguard.model.dags import DagModel, FileModel
 from dagguard.model.schedules import recurs_on_a_clock
-from dagguard.rules.base import Report, Rule, RuleContext
+from dagguard.rules.base import UNSAFE, Fix, Report, Rule, RuleContext
+from dagguard.rules.edits import add_dag_keywords
 
 
 class MissingMaxActiveTasks(Rule):
     code = "DG103"
     name = "missing-max-active-tasks"
     severity = "warning"
+    fixable = True
     summary = "The DAG sets no max_active_tasks: up to 16 of its tasks may run at once"
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
@@ -29,4 +33,12 @@ class MissingMaxActiveTasks(Rule):
                     message=f"{dag.label} sets no max_active_tasks; up to 16 of its tasks can run at once",
                     help="set max_active_tasks to what its sources and targets can take",
                     dag=dag,
+                    # With `concurrency=` passed, DG106's rename is the fix.
+                    fix=None if "concurrency" in dag.args else _fix(dag, context.settings.fix_max_active_tasks),
                 )
+
+
+def _fix(dag: DagModel, value: int) -> Optional[Fix]:
+    """Bounding the DAG changes how many of its runs may run at once: unsafe."""
+    edit = add_dag_keywords(dag, [("max_active_tasks", cst.Integer(str(value)))])
+    return Fix(f"add max_active_tasks={value}", UNSAFE, (edit,)) if edit is not None else None

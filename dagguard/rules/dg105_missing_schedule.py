@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Optional
 
-from dagguard.model.dags import FileModel
+import libcst as cst
+
+from dagguard.model.dags import DagModel, FileModel
 from dagguard.model.schedules import SCHEDULE_ARGUMENTS
-from dagguard.rules.base import Report, Rule, RuleContext
+from dagguard.rules.base import SAFE, Fix, Import, Report, Rule, RuleContext
+from dagguard.rules.edits import add_dag_keywords
 
 
 class MissingSchedule(Rule):
     code = "DG105"
     name = "missing-schedule"
     severity = "warning"
+    fixable = True
     summary = "The DAG passes no schedule: daily on Airflow 2, never on Airflow 3"
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
@@ -24,4 +28,17 @@ class MissingSchedule(Rule):
                             "Airflow 2 ran it daily",
                     help='pass schedule=None for a manually triggered DAG, or a cron like "@daily"',
                     dag=dag,
+                    fix=_fix(dag, context.settings.airflow_version),
                 )
+
+
+def _fix(dag: DagModel, airflow_version: str) -> Optional[Fix]:
+    """The schedule the DAG already has, made explicit: none on Airflow 3; on Airflow 2 the
+    default `timedelta(days=1)` (a day from start_date, not midnight's "@daily")."""
+    if airflow_version == "3":
+        edit = add_dag_keywords(dag, [("schedule", cst.Name("None"))])
+        return Fix("add schedule=None", SAFE, (edit,)) if edit is not None else None
+    daily = cst.parse_expression("timedelta(days=1)")
+    edit = add_dag_keywords(dag, [("schedule", daily)])
+    return Fix("add schedule=timedelta(days=1)", SAFE, (edit,), (Import("datetime", "timedelta"),)) \
+        if edit is not None else None

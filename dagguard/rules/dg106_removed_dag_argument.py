@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Optional
 
-from dagguard.model.dags import FileModel
-from dagguard.rules.base import Report, Rule, RuleContext
+from dagguard.model.arguments import ArgValue
+from dagguard.model.dags import DagModel, FileModel
+from dagguard.rules.base import SAFE, UNSAFE, Fix, Report, Rule, RuleContext
+from dagguard.rules.edits import remove_argument, rename_keyword, written_keyword
 
 # Checked against Airflow 3.3.2: DAG(**{name: ...}) raises TypeError for each of these.
 REMOVED = {
@@ -19,6 +21,9 @@ REMOVED = {
 }
 # Accepted but ignored: SLAs were removed in Airflow 3.
 IGNORED = {"sla_miss_callback": "remove it, or use deadline alerts (deadline=DeadlineAlert(...))"}
+# The mechanical renames: the same value under Airflow 3's name.
+RENAMED = {"schedule_interval": "schedule", "timetable": "schedule", "concurrency": "max_active_tasks",
+           "fail_stop": "fail_fast"}
 
 
 class RemovedDagArgument(Rule):
@@ -26,6 +31,7 @@ class RemovedDagArgument(Rule):
     name = "removed-dag-argument"
     severity = "error"
     summary = "The DAG passes an argument Airflow 3 rejects (TypeError) or ignores"
+    fixable = True
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         severity = "warning" if context.settings.airflow_version == "2" else "error"
@@ -38,6 +44,7 @@ class RemovedDagArgument(Rule):
                         help=REMOVED[name],
                         dag=dag,
                         severity=severity,
+                        fix=_rename(dag, name, arg),
                     )
                 elif name in IGNORED:
                     yield Report(
@@ -46,4 +53,24 @@ class RemovedDagArgument(Rule):
                         help=IGNORED[name],
                         dag=dag,
                         severity="warning",
+                        fix=_drop(dag, name, arg),
                     )
+
+
+def _rename(dag: DagModel, name: str, arg: ArgValue) -> Optional[Fix]:
+    """Airflow 3's name for the same value, unless that name is passed too (or may be)."""
+    new_name = RENAMED.get(name)
+    written = written_keyword(arg)
+    if new_name is None or written is None or not dag.args.surely_missing(new_name):
+        return None
+    if new_name == "schedule" and any(n in dag.args for n in RENAMED if RENAMED[n] == "schedule" and n != name):
+        return None
+    return Fix(f"rename {name}= to {new_name}=", SAFE, (rename_keyword(written, new_name),))
+
+
+def _drop(dag: DagModel, name: str, arg: ArgValue) -> Optional[Fix]:
+    """Airflow 3 never calls it; dropping it loses what it did on Airflow 2."""
+    written = written_keyword(arg)
+    if written is None or dag.call is None:
+        return None
+    return Fix(f"remove {name}=", UNSAFE, remove_argument(dag.call, written))

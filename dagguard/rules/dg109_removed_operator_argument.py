@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
+import libcst as cst
+
 from dagguard.model.arguments import ArgValue
 from dagguard.model.dags import FileModel, TaskModel
 from dagguard.model.scope import Scope
-from dagguard.rules.base import Report, Rule, RuleContext
+from dagguard.rules.base import SAFE, Fix, Report, Rule, RuleContext
+from dagguard.rules.edits import remove_argument, rename_keyword, written_keyword
 
 # Checked against Airflow 3.3.2 with its standard provider: each raises TypeError ("Invalid
 # arguments were passed") when the operator is made, inside a DAG or not.
@@ -28,6 +31,10 @@ REMOVED: dict[str, tuple[Optional[frozenset[str]], str]] = {
 # Airflow 3 dropped this trigger rule: the string raises ValueError, the enum member AttributeError.
 REMOVED_TRIGGER_RULE = "none_failed_or_skipped"
 TRIGGER_RULE_HELP = 'use trigger_rule="none_failed_min_one_success"'
+NEW_TRIGGER_RULE = "none_failed_min_one_success"
+# The removed arguments whose value Airflow 3 takes under another name.
+RENAMED = {"task_concurrency": "max_active_tis_per_dag", "execution_date": "logical_date",
+           "use_task_execution_day": "use_task_logical_date"}
 
 
 class RemovedOperatorArgument(Rule):
@@ -35,6 +42,7 @@ class RemovedOperatorArgument(Rule):
     name = "removed-operator-argument"
     severity = "error"
     summary = "A task passes an argument Airflow 3 rejects (task_concurrency, provide_context...)"
+    fixable = True
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         severity = "warning" if context.settings.airflow_version == "2" else None
@@ -45,7 +53,7 @@ class RemovedOperatorArgument(Rule):
             found = _trigger_rule_removal(arg, dag.scope) if arg is not None else None
             if found is not None:
                 yield Report(node=arg.report_node, message=f"{dag.label} default_args {found[0]}, for every task",
-                             help=found[1], dag=dag, severity=severity)
+                             help=found[1], dag=dag, severity=severity, fix=_trigger_rule_fix(arg))
         for task in file.every_task():
             class_name = _airflow_class(task)
             if class_name is None:
@@ -58,7 +66,7 @@ class RemovedOperatorArgument(Rule):
                     seen.add(id(arg.report_node))
                     message, help_ = found
                     yield Report(node=arg.report_node, message=f"{task.label} {message}", help=help_,
-                                 severity=severity)
+                                 severity=severity, fix=_fix(name, arg, task))
 
 
 def _airflow_class(task: TaskModel) -> Optional[str]:
@@ -91,3 +99,29 @@ def _removal(name: str, arg: ArgValue, class_name: str, scope: Scope) -> Optiona
     if classes is not None and class_name not in classes:
         return None
     return f"passes {name}, which Airflow 3 rejects with a TypeError", help_
+
+
+def _fix(name: str, arg: ArgValue, task: TaskModel) -> Optional[Fix]:
+    if name == "trigger_rule":
+        return _trigger_rule_fix(arg)
+    written = written_keyword(arg)
+    if name == "provide_context" and written is not None and isinstance(task.node, cst.Call) \
+            and any(a is written for a in task.node.args):
+        # Airflow 2 already ignored it (the context has been passed since 2.0).
+        return Fix("remove provide_context=", SAFE, remove_argument(task.node, written))
+    new_name = RENAMED.get(name)
+    if new_name is None or written is None or not task.args.surely_missing(new_name):
+        return None
+    return Fix(f"rename {name}= to {new_name}=", SAFE, (rename_keyword(written, new_name),))
+
+
+def _trigger_rule_fix(arg: ArgValue) -> Optional[Fix]:
+    """Airflow 3's name for the same rule, in the string's own quotes or on the same enum."""
+    node = arg.node
+    if isinstance(node, cst.SimpleString) and REMOVED_TRIGGER_RULE in node.value:
+        new = node.with_changes(value=node.value.replace(REMOVED_TRIGGER_RULE, NEW_TRIGGER_RULE))
+    elif isinstance(node, cst.Attribute) and node.attr.value == REMOVED_TRIGGER_RULE.upper():
+        new = node.with_changes(attr=node.attr.with_changes(value=NEW_TRIGGER_RULE.upper()))
+    else:
+        return None
+    return Fix(f"use trigger rule {NEW_TRIGGER_RULE}", SAFE, ((node, new),))

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import re
 from typing import Iterable, Iterator, Optional
 
+import libcst as cst
+
 from dagguard.model.context_keys import REMOVED_KEYS
-from dagguard.model.dags import FileModel
+from dagguard.model.dags import DagModel, FileModel
 from dagguard.model.loose_callables import loose_callables
 from dagguard.model.python_tasks import CallableFacts
 from dagguard.model.task_io import file_task_ios
+from dagguard.model.schedules import Recurrence, dag_recurrence
+from dagguard.model.tree import child_nodes
 from dagguard.model.trigger_runs import dag_trigger_schedule
-from dagguard.rules.base import Report, Rule, RuleContext
+from dagguard.rules.base import SAFE, UNSAFE, Fix, Report, Rule, RuleContext
 
 # Keys whose replacement reads data_interval_end, which on a trigger timetable is the run's
 # own logical date, not the next one as these keys were.
@@ -35,6 +40,15 @@ PYTHON_REPLACEMENTS = {
     "conf": "airflow.configuration.conf, or a Variable",
     "triggering_dataset_events": 'context["triggering_asset_events"]',
 }
+# The replacements Airflow 2.11 itself gave (airflow/utils/context.py, _DEPRECATION_REPLACEMENTS):
+# a template expression that is the key alone, and the key as a name anywhere in an expression
+# or as a context lookup (only those that map to a plain name).
+TEMPLATE_FIXES = {"execution_date": "logical_date", "next_ds": "data_interval_end | ds",
+                  "next_ds_nodash": "data_interval_end | ds_nodash", "next_execution_date": "data_interval_end",
+                  "prev_execution_date_success": "prev_data_interval_start_success"}
+NAME_FIXES = {k: v for k, v in TEMPLATE_FIXES.items() if "|" not in v}
+_EXPRESSION = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
+
 # What replaces a removed attribute of the run (dag_run.execution_date...).
 RUN_ATTRIBUTE_REPLACEMENTS = {"external_trigger": "run_type"}
 
@@ -69,12 +83,14 @@ class RemovedTemplateVariable(Rule):
     name = "removed-template-variable"
     severity = "error"
     summary = "A template variable or context key removed in Airflow 3 (execution_date, next_ds...)"
+    fixable = True
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         severity = "warning" if context.settings.airflow_version == "2" else None
         seen: set[int] = set()
         for io in file_task_ios(file, context.path):
             schedule = dag_trigger_schedule(file, io.dag, context.settings)
+            safety = SAFE if _on_data_intervals(io.dag, context) else UNSAFE
             templated = [(s.node, s.argument, s.template) for s in io.strings]
             templated += [(s.node, s.origin, s.template) for s in io.sql if s.template is not None]
             for node, where, template in templated:
@@ -88,15 +104,17 @@ class RemovedTemplateVariable(Rule):
                                 "fails to render with UndefinedError",
                         help=template_help(key, schedule),
                         severity=severity,
+                        fix=_template_fix(node, key, safety),
                     )
             if io.callable is not None:
-                yield from _lookup_reports(io.label, io.callable, seen, severity)
+                yield from _lookup_reports(io.label, io.callable, seen, severity, safety)
         # Code no DAG of the file holds fails the same way wherever its DAG is.
         for loose in loose_callables(file):
-            yield from _lookup_reports(loose.label, loose.facts, seen, severity)
+            yield from _lookup_reports(loose.label, loose.facts, seen, severity, UNSAFE)
 
 
-def _lookup_reports(label: str, facts: CallableFacts, seen: set[int], severity: Optional[str]) -> Iterator[Report]:
+def _lookup_reports(label: str, facts: CallableFacts, seen: set[int], severity: Optional[str],
+                    safety: str) -> Iterator[Report]:
     """One report per removed key or run attribute the callable reads, unless already reported."""
     for lookup in facts.removed_lookups:
         if id(lookup.node) in seen:
@@ -109,4 +127,53 @@ def _lookup_reports(label: str, facts: CallableFacts, seen: set[int], severity: 
             message = (f"{label} reads the context key '{lookup.key}', removed in Airflow 3; it is "
                        "missing from the context of every run")
         yield Report(node=lookup.node, message=message, help=f"read {python_replacement(lookup.key)} instead",
-                     severity=severity)
+                     severity=severity, fix=_lookup_fix(lookup.node, lookup.key, safety))
+
+
+def _on_data_intervals(dag: Optional[DagModel], context: RuleContext) -> bool:
+    """Airflow's replacements give the old values only on a data-interval timetable."""
+    if dag is None:
+        return False
+    settings = context.settings
+    rec = dag_recurrence(dag, settings.airflow_version, settings.create_cron_data_intervals)
+    return isinstance(rec, Recurrence) and rec.data_interval
+
+
+def _template_fix(node: cst.CSTNode, key: str, safety: str) -> Optional[Fix]:
+    """Airflow's replacement inside the string's `{{ }}`, in its own quotes."""
+    if key not in TEMPLATE_FIXES or not isinstance(node, cst.SimpleString):
+        return None
+    fixed = _EXPRESSION.sub(lambda m: "{{" + _replace_names(m.group(1)) + "}}", node.value)
+    if fixed == node.value:
+        return None
+    return Fix("use Airflow's replacements for removed template variables", safety,
+               ((node, node.with_changes(value=fixed)),))
+
+
+def _replace_names(expression: str) -> str:
+    alone = expression.strip()
+    if alone in TEMPLATE_FIXES:
+        return expression.replace(alone, TEMPLATE_FIXES[alone])
+    # A name, not an attribute (`dag_run.execution_date`) nor a keyword argument.
+    return re.sub(r"(?<![\w.])(" + "|".join(NAME_FIXES) + r")(?![\w])(?!\s*=[^=])",
+                  lambda m: NAME_FIXES[m.group(1)], expression)
+
+
+def _lookup_fix(node: cst.CSTNode, key: str, safety: str) -> Optional[Fix]:
+    """`context["execution_date"]` -> `context["logical_date"]`, in the string's own quotes."""
+    new_key = NAME_FIXES.get(key)
+    string = _key_string(node, key) if new_key is not None else None
+    if string is None:
+        return None
+    return Fix(f"read {new_key} instead of {key}", safety,
+               ((string, string.with_changes(value=string.value.replace(key, new_key))),))
+
+
+def _key_string(node: cst.CSTNode, key: str) -> Optional[cst.SimpleString]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.SimpleString) and current.evaluated_value == key:
+            return current
+        stack.extend(child_nodes(current))
+    return None

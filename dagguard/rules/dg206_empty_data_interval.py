@@ -9,6 +9,7 @@ from dagguard.model.sql_facts import empty_trigger_ranges
 from dagguard.model.task_io import readable, task_io
 from dagguard.model.trigger_runs import trigger_dags
 from dagguard.rules.base import Report, Rule, RuleContext
+from dagguard.rules.data_interval_fix import data_interval_fix
 
 HELP = ("schedule with CronDataIntervalTimetable(...) or DeltaDataIntervalTimetable(...) from airflow.sdk, "
         "or set create-cron-data-intervals = true here and [scheduler] create_cron_data_intervals = True "
@@ -30,6 +31,7 @@ class EmptyDataInterval(Rule):
     name = "empty-data-interval"
     severity = "error"
     summary = "A data_interval_start..data_interval_end range that is empty on Airflow 3 trigger timetables"
+    fixable = True
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         for dag, schedule in trigger_dags(file, context.settings):
@@ -43,6 +45,7 @@ class EmptyDataInterval(Rule):
                                 "interval; every run raises EmptyIntervalError and writes nothing",
                         help=help_for(schedule),
                         dag=dag,
+                        fix=data_interval_fix(dag),
                     )
                     continue
                 found = io.first_fact(empty_trigger_ranges)
@@ -57,4 +60,5 @@ class EmptyDataInterval(Rule):
                             "silently reads or writes nothing",
                     help=help_for(schedule),
                     dag=dag,
+                    fix=data_interval_fix(dag),
                 )

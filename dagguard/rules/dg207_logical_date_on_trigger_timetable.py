@@ -14,6 +14,7 @@ from dagguard.model.task_io import dag_written_tables, readable, task_io
 from dagguard.model.templates import Expression
 from dagguard.model.trigger_runs import trigger_dags
 from dagguard.rules.base import Report, Rule, RuleContext
+from dagguard.rules.data_interval_fix import data_interval_fix
 
 if TYPE_CHECKING:
     from dagguard.config import Settings
@@ -24,6 +25,7 @@ class LogicalDateOnTriggerTimetable(Rule):
     name = "logical-date-on-trigger-timetable"
     severity = "warning"
     summary = "A read keyed on ds/logical_date, which Airflow 3's trigger timetables set to the period only beginning"
+    fixable = True
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         for dag, schedule in trigger_dags(file, context.settings):
@@ -45,6 +47,7 @@ class LogicalDateOnTriggerTimetable(Rule):
                             "incomplete, mostly empty period",
                     help=_help(schedule, run),
                     dag=dag,
+                    fix=data_interval_fix(dag),
                 )
 
 

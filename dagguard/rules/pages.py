@@ -3,17 +3,18 @@
 An example is a fenced block whose info string is `python bad` or `python good`, optionally
 followed by settings for that example, e.g. ```python bad airflow-version=2```. A block tagged
 ```sql file=NAME``` or ```python file=NAME``` before it is a file the example reads (a SQL
-script, a factory module it imports), written beside it as NAME.
+script, a factory module it imports), written beside it as NAME. A block tagged ```python fixed```
+right after a bad example is what `--fix --unsafe-fixes` makes of it.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional
 
-_FENCE = re.compile(r"^```(?:python[ \t]+(?P<kind>bad|good)(?P<options>[^\n]*)|(?:sql|python)[ \t]+file=(?P<file>[\w./-]+)[ \t]*)"
+_FENCE = re.compile(r"^```(?:python[ \t]+(?P<kind>bad|good|fixed)(?P<options>[^\n]*)|(?:sql|python)[ \t]+file=(?P<file>[\w./-]+)[ \t]*)"
                     r"\n(?P<code>.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 
 
@@ -24,6 +25,7 @@ class Example:
     options: tuple[tuple[str, str], ...]
     number: int                       # 1-based among examples of the same kind
     files: tuple[tuple[str, str], ...] = ()   # (name, text) of files written beside it
+    fixed: Optional[str] = None       # a bad example's text after its rule's fixes
 
 
 def pages_folder() -> Optional[Path]:
@@ -53,6 +55,11 @@ def examples(text: str) -> list[Example]:
             files.append((match.group("file"), match.group("code")))
             continue
         kind = match.group("kind")
+        if kind == "fixed":
+            if not found or found[-1].kind != "bad" or found[-1].fixed is not None:
+                raise ValueError("a ```python fixed``` block must follow a bad example")
+            found[-1] = replace(found[-1], fixed=match.group("code"))
+            continue
         counts[kind] += 1
         options = tuple(
             tuple(item.split("=", 1)) for item in match.group("options").split() if "=" in item

@@ -1,0 +1,255 @@
+"""Apply the fixes findings carry, re-check, and write files: the only place that edits code.
+
+A fix replaces nodes of the file's own libcst tree, so every byte outside them (comments,
+spacing, quotes, encoding, BOM, line endings) comes back out of the code generator unchanged.
+Fixes whose nodes overlap wait for a later pass over the re-checked text; passes repeat until
+no fix applies (bounded, as ruff's are), so fixing twice gives what fixing once gave. A text
+CPython cannot compile is never kept: the fix that breaks it is dropped and reported.
+"""
+
+from __future__ import annotations
+
+import ast
+import datetime as dt
+import difflib
+import io
+import os
+import stat
+import tempfile
+import tokenize
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Iterable, Optional, Sequence
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor, ImportItem
+
+from dagguard.config import Settings
+from dagguard.engine.deep_stack import run_deep
+from dagguard.engine.files import UnreadableFile, discover_files, read_source
+from dagguard.engine.findings import Finding, fix_applies
+from dagguard.engine.runner import (MAX_FILE_BYTES, CheckResult, FileResult, check_file, check_source, combine,
+                                    display_path)
+from dagguard.model.tree import child_nodes
+from dagguard.rules.base import SAFE, Fix, Replacement
+
+MAX_PASSES = 20
+
+
+@dataclass(frozen=True)
+class AppliedFix:
+    code: str
+    rule: str
+    description: str
+
+
+@dataclass(frozen=True)
+class DroppedFix:
+    """A fix that was not applied because the text it gave did not compile."""
+
+    path: str
+    line: int
+    code: str
+    description: str
+    reason: str = "the fixed file would not compile"
+
+
+@dataclass(frozen=True)
+class FileFix:
+    path: Path
+    original: bytes
+    fixed: bytes
+    applied: tuple[AppliedFix, ...]
+    dropped: tuple[DroppedFix, ...]
+    result: FileResult               # what checking the fixed text finds
+
+    @property
+    def changed(self) -> bool:
+        return self.fixed != self.original
+
+
+@dataclass(frozen=True)
+class FixRun:
+    result: CheckResult              # the findings left after fixing
+    files: tuple[FileFix, ...]
+
+    @property
+    def applied(self) -> int:
+        return sum(len(f.applied) for f in self.files)
+
+    @property
+    def dropped(self) -> tuple[DroppedFix, ...]:
+        return tuple(d for f in self.files for d in f.dropped)
+
+
+def fix_source(source: bytes, path: Path, settings: Settings, now: dt.datetime, unsafe_fixes: bool,
+               shown: Optional[str] = None) -> FileFix:
+    """Fix one file's contents, pass after pass, until no applicable fix is left."""
+    shown = shown or display_path(path)
+    text = source
+    applied: list[AppliedFix] = []
+    dropped: list[DroppedFix] = []
+    refused: set[tuple[str, str, str]] = set()
+    result = check_source(text, path, settings, now, shown, keep_fixes=True)
+    if result.fixes and not _compiles(source):
+        # libcst reads some syntax this Python does not (3.12 f-strings on 3.11): no fix can be checked.
+        reason = "the file does not compile on this Python as it is"
+        dropped = [DroppedFix(f.path, f.line, f.code, fix.description, reason) for f, fix in result.fixes
+                   if fix_applies(fix.safety, unsafe_fixes)]
+        return FileFix(path, source, source, (), tuple(dropped), _without_tree(result))
+    for _ in range(MAX_PASSES):
+        module = result.module
+        # Safe fixes first: an unsafe one never takes the place of a safe one it overlaps.
+        candidates = sorted(((finding, fix) for finding, fix in result.fixes
+                             if fix_applies(fix.safety, unsafe_fixes) and _key(module, finding, fix) not in refused),
+                            key=lambda pair: pair[1].safety != SAFE)
+        if module is None or not candidates:
+            break
+        chosen = _non_overlapping(module, candidates)
+        fixed = _apply(module, [fix for _, fix in chosen])
+        if fixed is None:
+            kept: list[tuple[Finding, Fix]] = []
+            for finding, fix in chosen:
+                if _apply(module, [f for _, f in kept] + [fix]) is not None:
+                    kept.append((finding, fix))
+                else:
+                    refused.add(_key(module, finding, fix))
+                    dropped.append(DroppedFix(finding.path, finding.line, finding.code, fix.description))
+            if not kept:
+                continue   # the fixes these overlapped get their turn without them
+            chosen = kept
+            fixed = _apply(module, [fix for _, fix in kept])
+            assert fixed is not None
+        applied.extend(AppliedFix(f.code, f.rule, fix.description) for f, fix in chosen)
+        if fixed == text:
+            break
+        text = fixed
+        result = check_source(text, path, settings, now, shown, keep_fixes=True)
+    return FileFix(path, source, text, tuple(applied), tuple(dropped), _without_tree(result))
+
+
+def _without_tree(result: FileResult) -> FileResult:
+    return replace(result, module=None, fixes=())
+
+
+def _key(module: Optional[cst.Module], finding: Finding, fix: Fix) -> tuple[str, str, str]:
+    """A fix's identity across passes (its line may move when an earlier fix adds lines)."""
+    first = fix.replacements[0][0] if fix.replacements else None
+    text = module.code_for_node(first) if module is not None and first is not None else ""
+    return finding.code, fix.description, text
+
+
+def _non_overlapping(module: cst.Module, candidates: Sequence[tuple[Finding, Fix]]) -> list[tuple[Finding, Fix]]:
+    """The candidates, in order, minus any whose nodes contain or sit inside an earlier one's."""
+    targets = {id(old) for _, fix in candidates for old, _ in fix.replacements}
+    enclosing = _enclosing_targets(module, targets)
+    taken: set[int] = set()
+    chosen = []
+    for finding, fix in candidates:
+        nodes = {id(old) for old, _ in fix.replacements}
+        inside_taken = any(enclosing.get(n, frozenset()) & taken or n in taken for n in nodes)
+        holds_taken = any(enclosing.get(t, frozenset()) & nodes for t in taken)
+        if inside_taken or holds_taken:
+            continue
+        taken |= nodes
+        chosen.append((finding, fix))
+    return chosen
+
+
+def _enclosing_targets(module: cst.Module, targets: set[int]) -> dict[int, frozenset[int]]:
+    """For each target node, the target nodes that contain it."""
+    found: dict[int, frozenset[int]] = {}
+    stack: list[tuple[cst.CSTNode, frozenset[int]]] = [(module, frozenset())]
+    while stack:
+        node, outer = stack.pop()
+        if id(node) in targets:
+            found[id(node)] = outer
+            outer = outer | {id(node)}
+        stack.extend((child, outer) for child in child_nodes(node))
+    return found
+
+
+class _Replacer(cst.CSTTransformer):
+    def __init__(self, replacements: dict[int, Replacement]) -> None:
+        super().__init__()
+        self.replacements = replacements
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
+        return self.replacements.get(id(original_node), updated_node)
+
+
+def _apply(module: cst.Module, fixes: Sequence[Fix]) -> Optional[bytes]:
+    """The fixed text, or None when it is not valid Python (or libcst cannot write the tree)."""
+    replacements = {id(old): new for fix in fixes for old, new in fix.replacements}
+    try:
+        tree = module.visit(_Replacer(replacements))
+        imports = [ImportItem(i.module, i.name) for fix in fixes for i in fix.imports]
+        if imports:
+            tree = AddImportsVisitor(CodemodContext(), imports).transform_module(tree)
+        fixed = tree.bytes
+    except Exception:  # a fix that builds a tree libcst cannot write is a dropped fix, not a crash
+        return None
+    return fixed if _compiles(fixed) else None
+
+
+def _compiles(source: bytes) -> bool:
+    try:
+        compile(source, "<fixed>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def fix_file(path: Path, settings: Settings, now: dt.datetime, unsafe_fixes: bool) -> FileFix:
+    """Fix one file's text (nothing is written here); an unreadable file is left as it is."""
+    try:
+        source = read_source(path, MAX_FILE_BYTES)  # regular files only: a FIFO would block forever
+    except UnreadableFile:
+        return FileFix(path, b"", b"", (), (), check_file(path, settings, now))
+    return fix_source(source, path, settings, now, unsafe_fixes, display_path(path))
+
+
+def fix_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime, *, unsafe_fixes: bool,
+              write: bool) -> FixRun:
+    """Fix every Python file under `paths`; write the changed ones when `write` is true."""
+    files = discover_files(list(paths), settings).files
+    fixed = [run_deep(fix_file, path, settings, now, unsafe_fixes) for path in files]
+    if write:
+        for file_fix in fixed:
+            if file_fix.changed:
+                write_atomically(file_fix.path, file_fix.fixed)
+    result = combine([f.result for f in fixed], settings)
+    run = FixRun(result, tuple(fixed))
+    return FixRun(replace(result, unsafe_fixes=unsafe_fixes, fixed=run.applied), run.files)
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Replace the file's contents in one rename, keeping its permission bits."""
+    target = path.resolve()   # a symlink keeps pointing at the rewritten file
+    mode = stat.S_IMODE(target.stat().st_mode)
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".dagguard")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def unified_diff(file_fix: FileFix) -> str:
+    """The diff --fix would write for one file, as `diff -u` shows it."""
+    before, after = _decoded(file_fix.original), _decoded(file_fix.fixed)
+    shown = display_path(file_fix.path)
+    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                        fromfile=shown, tofile=shown))
+
+
+def _decoded(source: bytes) -> str:
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+        return source.decode(encoding, errors="replace")
+    except (SyntaxError, LookupError):
+        return source.decode("utf-8", errors="replace")
