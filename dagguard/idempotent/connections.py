@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 from urllib.parse import unquote
 
+from dagguard.extras import install_hint
 from dagguard.idempotent.engines import Engine, engine_for
 from dagguard.idempotent.errors import ConnectionFailedError, UnsupportedConnectionError
 
@@ -59,7 +60,7 @@ def connect_url(url: str, read_only: bool = False) -> Any:
         return psycopg.connect(parsed.target)
     except ImportError as exc:
         raise UnsupportedConnectionError(
-            f"{parsed.dialect} URLs need the {exc.name} package: pip install 'dagguard[{parsed.dialect}]'") from exc
+            f"{parsed.dialect} URLs need the {exc.name} package: {install_hint(parsed.dialect)}") from exc
     except Exception as exc:  # the drivers' own OperationalError/IOException
         reason = " ".join(str(exc).split())
         raise ConnectionFailedError(f"cannot connect to {redact(url)}: {reason}") from exc

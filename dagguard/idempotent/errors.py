@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dagguard.extras import install_hint
+
 
 class IdempotentWriteError(Exception):
     """Base class of every error raised by dagguard.idempotent."""
@@ -59,7 +61,7 @@ class AirflowRequiredError(IdempotentWriteError, ImportError):
     """A helper that only makes sense inside Airflow was used without Airflow installed."""
 
 
-AIRFLOW_HINT = "install it with: pip install 'dagguard[airflow]'"
+AIRFLOW_HINT = f"install it with: {install_hint('airflow')}"
 
 
 def require_airflow(what: str) -> None:

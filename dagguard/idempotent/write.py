@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from dagguard.idempotent import strategies
 from dagguard.idempotent.arrow.batch import ArrowBatch
-from dagguard.idempotent.arrow.nanoseconds import check_nanoseconds, has_sub_microseconds, whole_microseconds
+from dagguard.idempotent.arrow.nanoseconds import check_nanoseconds, has_nanosecond_columns, whole_microseconds
 from dagguard.idempotent.arrow.validation import check_arrow
 from dagguard.idempotent.arrow.from_rows import rows_to_arrow
 from dagguard.idempotent.batch import AnyBatch, Batch, as_rows, replace_column, to_batch
@@ -118,7 +118,7 @@ def prepare_batch(spec: WriteSpec, rows: Any, columns: Sequence[str] | None, int
                               spec.partition_column, interval.partition_key, interval)
         if checked is not None:
             return checked
-        nanoseconds = batch if has_sub_microseconds(batch) else None
+        nanoseconds = batch if has_nanosecond_columns(batch) else None
         # A violation (or a type only the row checks handle): they name the offending rows.
         batch = as_rows(batch)
     if check_time:

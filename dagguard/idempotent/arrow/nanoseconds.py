@@ -43,10 +43,10 @@ def whole_microseconds(batch: ArrowBatch) -> ArrowBatch:
     return batch
 
 
-def has_sub_microseconds(batch: ArrowBatch) -> bool:
-    """True when a timestamp column of `batch` holds a value with sub-microsecond digits."""
-    return any(_is_nanoseconds(batch.column(name).type) and _first_sub_microsecond(batch.column(name)) is not None
-               for name in batch.columns)
+def has_nanosecond_columns(batch: ArrowBatch) -> bool:
+    """True when `batch` has a nanosecond timestamp column; after whole_microseconds(), only the
+    columns with sub-microsecond digits are left in nanoseconds, so no column is scanned again."""
+    return any(_is_nanoseconds(batch.column(name).type) for name in batch.columns)
 
 
 def check_nanoseconds(batch: ArrowBatch, column_types: Mapping[str, str],
