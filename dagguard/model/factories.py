@@ -176,7 +176,7 @@ def _is_method(function: cst.FunctionDef, module_scope: Scope) -> bool:
 def _analyse(node: Union[cst.FunctionDef, cst.ClassDef], module_scope: Scope, path: Optional[Path],
              module: Optional[cst.Module], qualname: str, resolver: Resolver) -> Optional[Factory]:
     if isinstance(node, cst.ClassDef):
-        init = _init_of(node)
+        init = _method(node, "__init__", on_instance=True)
         if init is None:
             return None
         scope = function_scope(init, module_scope)
@@ -225,13 +225,6 @@ def _returned_build(function: cst.FunctionDef, scope: Scope, resolver: Resolver)
                 if call is not None and resolver.is_dag_build(call, scope):
                     return call
                 return None
-    return None
-
-
-def _init_of(cls: cst.ClassDef) -> Optional[cst.FunctionDef]:
-    for stmt in _body(cls.body):
-        if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__init__":
-            return stmt
     return None
 
 

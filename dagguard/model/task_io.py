@@ -92,7 +92,7 @@ class TaskIO:
 
     @property
     def label(self) -> str:
-        return f"task '{self.task.task_id}'" if self.task.task_id else "task"
+        return self.task.label
 
     @property
     def templated_interval(self) -> bool:
@@ -159,6 +159,11 @@ def task_io(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> Task
     return found
 
 
+def carries_data(argument: str) -> bool:
+    """May the task argument hold the task's data (not scheduling, retries or a connection id)?"""
+    return argument not in NON_DATA_ARGUMENTS and not argument.endswith("conn_id")
+
+
 def _template(file: FileModel, text: str) -> Template:
     cache: dict[str, Template] = file.analyses.setdefault("templates", {})
     found = cache.get(text)
@@ -195,7 +200,7 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
     # An upstream task's call in an argument is its XCom at run time: nothing of it runs at parse time.
     xcoms = task_index(file)
     for name, arg in task.args.values.items():
-        if name in NON_DATA_ARGUMENTS or name.endswith("conn_id"):
+        if not carries_data(name):
             continue
         if name not in DATE_ARGUMENTS:  # a task's own start_date is DG104's
             clock.extend((name, call) for call in evaluator.wall_clock_calls(arg.node, deferred=xcoms))

@@ -8,7 +8,7 @@ import libcst as cst
 
 from dagguard.model.dags import DagModel, FileModel, TaskModel
 from dagguard.model.python_tasks import call_name
-from dagguard.model.task_io import NON_DATA_ARGUMENTS, runs_on_a_clock
+from dagguard.model.task_io import carries_data, runs_on_a_clock
 from dagguard.model.values import Evaluator, reads_clock, varies_per_parse
 from dagguard.rules.base import Report, Rule, RuleContext
 
@@ -52,9 +52,8 @@ class DagVersionInflation(Rule):
 def _task_reports(task: TaskModel, seen: set[int], clock_left_to_dg202: bool) -> Iterator[Report]:
     evaluator = Evaluator(task.scope)
     for name, arg in task.args.values.items():
-        data = clock_left_to_dg202 and name not in NON_DATA_ARGUMENTS and not name.endswith("conn_id")
-        yield from _report(task.label, name, arg.report_node, arg.node, evaluator, seen, skip=name,
-                           clock_elsewhere=data)
+        yield from _report(task.label, name, arg.report_node, arg.node, evaluator, seen,
+                           clock_elsewhere=clock_left_to_dg202 and carries_data(name))
     if task.kind == "taskflow" and isinstance(task.node, cst.Call):
         for argument in task.node.args:  # the call's arguments become the operator's op_kwargs
             name = argument.keyword.value if argument.keyword is not None else "argument"
