@@ -15,7 +15,7 @@ import ast
 import gc
 import warnings
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterator, Optional, Union
 
 from dagguard.engine.constant_data import blank_constant_data
@@ -41,6 +41,8 @@ class Precheck:
 
     error: Optional[CPythonError]
     source: Union[bytes, str]
+    # CPython's tree of the original source, when it parsed: read by the relevance test.
+    tree: Optional[ast.Module] = field(default=None, compare=False, repr=False)
 
 
 def cpython_check(source: Union[bytes, str]) -> Precheck:
@@ -53,7 +55,7 @@ def _check(source: Union[bytes, str]) -> Precheck:
     parsed = _tree_or_error(source)
     if isinstance(parsed, ast.Module):
         blanked = blank_constant_data(source, parsed) if isinstance(source, bytes) else source
-        return Precheck(None, blanked)
+        return Precheck(None, blanked, parsed)
     return Precheck(parsed, source)
 
 

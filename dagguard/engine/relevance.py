@@ -15,23 +15,23 @@ import re
 import sys
 from typing import Union
 
-from dagguard.engine.precheck import cpython_check
+from dagguard.engine.precheck import Precheck
 
 _DAG_TEXT = re.compile(rb"airflow|dag", re.IGNORECASE)
 
 
-def cannot_touch_a_dag(source: Union[bytes, str]) -> bool:
-    """True when `source` is valid Python that can neither define nor reach an Airflow DAG."""
+def mentions_a_dag(source: Union[bytes, str]) -> bool:
+    """Does the text name `airflow` or `dag` anywhere, in any case? The cheap first test."""
     data = source.encode("utf-8", "surrogateescape") if isinstance(source, str) else source
-    if _DAG_TEXT.search(data):
-        return False
-    if cpython_check(source).error is not None:
+    return _DAG_TEXT.search(data) is not None
+
+
+def cannot_touch_a_dag(checked: Precheck) -> bool:
+    """True when a file that does not mention a DAG, with CPython's verdict `checked`, is valid
+    Python that can neither define nor reach an Airflow DAG."""
+    if checked.error is not None or checked.tree is None:
         return False  # a syntax error or a file too deep for libcst: its DG000 stands
-    try:
-        tree = compile(source, "<dag file>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError):
-        return False  # the parser reports it
-    return all(_imports_only_the_standard_library(node) for node in ast.walk(tree)
+    return all(_imports_only_the_standard_library(node) for node in ast.walk(checked.tree)
                if isinstance(node, (ast.Import, ast.ImportFrom)))
 
 

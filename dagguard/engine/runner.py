@@ -19,8 +19,8 @@ from dagguard.engine.findings import Finding
 from dagguard.engine.noqa import is_suppressed, noqa_warnings, parse_noqa
 from dagguard.engine.parallel import map_in_order
 from dagguard.engine.positions import Span, locate, locate_in_regions
-from dagguard.engine.precheck import cpython_check
-from dagguard.engine.relevance import cannot_touch_a_dag
+from dagguard.engine.precheck import Precheck, cpython_check
+from dagguard.engine.relevance import cannot_touch_a_dag, mentions_a_dag
 from dagguard.engine.selection import ignored_for_file, is_enabled, is_ignored
 from dagguard.model.branches import branch_paths
 from dagguard.engine.dag_listing import DagSummary, summarize
@@ -96,10 +96,11 @@ def _syntax_finding(shown: str, line: int, column: int, message: str) -> Finding
                    severity=rule.severity, end_line=line, end_column=column, message=message)
 
 
-def _parse(source: Union[bytes, str], shown: str) -> Union[cst.Module, Finding]:
+def _parse(source: Union[bytes, str], shown: str, checked: Optional[Precheck] = None) -> Union[cst.Module, Finding]:
+    """libcst's tree of `source`, or its DG000; `checked` is CPython's verdict when already made."""
     if len(source) > MAX_FILE_BYTES:
         return _syntax_finding(shown, 1, 1, too_large_message(len(source), MAX_FILE_BYTES))
-    checked = cpython_check(source)
+    checked = checked or cpython_check(source)
     cpython = checked.error
     if cpython is not None and cpython.decisive:
         return _syntax_finding(shown, cpython.line, cpython.column, cpython.message)
@@ -138,9 +139,12 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     `project` resolves the factories the file imports from the project's own modules;
     `keep_fixes` keeps the tree and the fixes on the result, for engine/fixes.py."""
     shown = shown or display_path(path)
-    if len(source) <= MAX_FILE_BYTES and cannot_touch_a_dag(source):
-        return FileResult(path, ())
-    parsed = (project.parsed(path) if project is not None else None) or _parse(source, shown)
+    checked = None
+    if len(source) <= MAX_FILE_BYTES and not mentions_a_dag(source):
+        checked = cpython_check(source)
+        if cannot_touch_a_dag(checked):
+            return FileResult(path, ())
+    parsed = (project.parsed(path) if project is not None else None) or _parse(source, shown, checked)
     if isinstance(parsed, Finding):
         keep = (not ignored_for_file(parsed.code, path, settings)
                 and (is_enabled(parsed.code, settings) or not is_ignored(parsed.code, settings)))
