@@ -236,6 +236,7 @@ def dags(
     import json
 
     from dagguard.api import ConfigError, check_paths, discover_settings
+    from dagguard.config import RuleSelection
     from dagguard.engine.dag_listing import format_text
 
     if output_format not in ("text", "json"):
@@ -243,7 +244,8 @@ def dags(
     targets = list(paths) if paths else [Path(".")]
     try:
         settings = discover_settings(targets, config)
-        result = check_paths(targets, settings=settings.with_overrides(select=("DG000",)))
+        # Only DG000 runs: the listing comes from the model, not from any rule.
+        result = check_paths(targets, settings=settings.with_selection(RuleSelection(select=("DG000",))))
     except ConfigError as exc:
         raise fail(str(exc)) from None
     listed = sorted(result.dags, key=lambda d: (d.path, d.line))

@@ -14,6 +14,7 @@ import typer
 
 from dagguard.config import Settings
 from dagguard.engine.fixes import DroppedFix, FileFix
+from dagguard.report.text import plural
 
 
 @dataclass(frozen=True)
@@ -27,10 +28,6 @@ class FixOptions:
     exit_zero: bool = False
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count:,} {word}{'' if count == 1 else 's'}"
-
-
 def run_fixes(targets: Sequence[Path], settings: Settings, now: Optional[dt.datetime], options: FixOptions,
               output_format: str, color: bool) -> int:
     """Fix (or diff, or add noqa to) the files, print as ruff does, and return the exit code."""
@@ -40,7 +37,7 @@ def run_fixes(targets: Sequence[Path], settings: Settings, now: Optional[dt.date
 
     if options.add_noqa:
         added = api.add_noqa(targets, settings=settings, now=now)
-        typer.echo(f"Added {_plural(added, 'noqa directive')}.", err=True)
+        typer.echo(f"Added {plural(added, 'noqa directive')}.", err=True)
         return 0
     run = api.fix_paths(targets, unsafe_fixes=options.unsafe_fixes, write=not options.diff,
                         settings=settings, now=now)
@@ -48,10 +45,10 @@ def run_fixes(targets: Sequence[Path], settings: Settings, now: Optional[dt.date
     if options.diff:
         changed = [f for f in run.files if f.changed]
         sys.stdout.write("".join(unified_diff(f) for f in changed))
-        typer.echo(f"Would fix {_plural(run.applied, 'problem')}.", err=True)
+        typer.echo(f"Would fix {plural(run.applied, 'problem')}.", err=True)
         return 1 if changed else 0
     if options.fix_only:
-        typer.echo(f"Fixed {_plural(run.applied, 'problem')}." if run.applied else "No problems fixed.")
+        typer.echo(f"Fixed {plural(run.applied, 'problem')}." if run.applied else "No problems fixed.")
     else:
         sys.stdout.write(formatter(output_format)(run.result, color and output_format in HUMAN_FORMATS))
     if options.show_fixes:
@@ -87,7 +84,7 @@ def show_fixes(files: Sequence[FileFix]) -> str:
     fixed = [f for f in files if f.applied]
     if not fixed:
         return "No problems fixed.\n"
-    lines = [f"Fixed {_plural(sum(len(f.applied) for f in fixed), 'problem')}:"]
+    lines = [f"Fixed {plural(sum(len(f.applied) for f in fixed), 'problem')}:"]
     for file_fix in fixed:
         lines.append(f"- {display_path(file_fix.path)}:")
         counts = Counter((a.code, a.rule) for a in file_fix.applied)

@@ -9,19 +9,19 @@ from dagguard.engine.runner import CheckResult
 BOLD, RED, YELLOW, CYAN, DIM, RESET = "\033[1m", "\033[31m", "\033[33m", "\033[36m", "\033[2m", "\033[0m"
 
 
-def _plural(count: int, word: str) -> str:
+def plural(count: int, word: str) -> str:
     return f"{count:,} {word}{'' if count == 1 else 's'}"
 
 
 def summary_line(result: CheckResult) -> str:
-    dags = f"{_plural(result.clean_dag_count, 'DAG')} clean"
+    dags = f"{plural(result.clean_dag_count, 'DAG')} clean"
     if not result.findings:
-        fixed = f" ({_plural(result.fixed, 'problem')} fixed)" if result.fixed else ""
-        return f"All checks passed{fixed}: {_plural(result.files_checked, 'file')}, {dags}"
+        fixed = f" ({plural(result.fixed, 'problem')} fixed)" if result.fixed else ""
+        return f"All checks passed{fixed}: {plural(result.files_checked, 'file')}, {dags}"
     found = len(result.findings) + result.fixed
     fixed = f", {result.fixed:,} fixed, {len(result.findings):,} remaining" if result.fixed else ""
-    return (f"Found {_plural(found, 'problem')} in "
-            f"{_plural(result.files_with_findings, 'file')} ({dags}{fixed})")
+    return (f"Found {plural(found, 'problem')} in "
+            f"{plural(result.files_with_findings, 'file')} ({dags}{fixed})")
 
 
 def fixable_line(result: CheckResult) -> str:
