@@ -13,7 +13,7 @@ from dagguard.model.dags import DagModel, FileModel
 from dagguard.model.schedules import (Recurrence, catching_up, count_runs, dag_date, format_count,
                                       surely_dateless)
 from dagguard.rules.base import UNSAFE, Fix, Report, Rule, RuleContext
-from dagguard.rules.edits import add_dag_keywords
+from dagguard.rules.edits import add_dag_keyword_fix
 
 
 class CatchupWithoutEndDate(Rule):
@@ -66,8 +66,7 @@ def _fix(dag: DagModel, catchup: Optional[ArgValue]) -> Optional[Fix]:
     if catchup is None:
         if not dag.args.complete:
             return None
-        edit = add_dag_keywords(dag, [("catchup", cst.Name("False"))])
-        return Fix("add catchup=False", UNSAFE, (edit,)) if edit is not None else None
+        return add_dag_keyword_fix(dag, "catchup", cst.Name("False"), UNSAFE)
     if catchup.origin == "keyword" and isinstance(catchup.node, cst.Name) and catchup.node.value == "True":
         return Fix("set catchup=False", UNSAFE, ((catchup.node, catchup.node.with_changes(value="False")),))
     return None

@@ -9,7 +9,7 @@ import libcst as cst
 from dagguard.model.dags import DagModel, FileModel
 from dagguard.model.schedules import recurs_on_a_clock
 from dagguard.rules.base import UNSAFE, Fix, Report, Rule, RuleContext
-from dagguard.rules.edits import add_dag_keywords
+from dagguard.rules.edits import add_dag_keyword_fix
 
 
 class MissingMaxActiveTasks(Rule):
@@ -39,6 +39,5 @@ class MissingMaxActiveTasks(Rule):
 
 
 def _fix(dag: DagModel, value: int) -> Optional[Fix]:
-    """Bounding the DAG changes how many of its runs may run at once: unsafe."""
-    edit = add_dag_keywords(dag, [("max_active_tasks", cst.Integer(str(value)))])
-    return Fix(f"add max_active_tasks={value}", UNSAFE, (edit,)) if edit is not None else None
+    """Bounding the DAG changes how many of its tasks may run at once: unsafe."""
+    return add_dag_keyword_fix(dag, "max_active_tasks", cst.Integer(str(value)), UNSAFE)

@@ -9,7 +9,7 @@ import libcst as cst
 from dagguard.model.dags import DagModel, FileModel
 from dagguard.model.schedules import SCHEDULE_ARGUMENTS
 from dagguard.rules.base import SAFE, Fix, Import, Report, Rule, RuleContext
-from dagguard.rules.edits import add_dag_keywords
+from dagguard.rules.edits import add_dag_keyword_fix
 
 
 class MissingSchedule(Rule):
@@ -36,9 +36,6 @@ def _fix(dag: DagModel, airflow_version: str) -> Optional[Fix]:
     """The schedule the DAG already has, made explicit: none on Airflow 3; on Airflow 2 the
     default `timedelta(days=1)` (a day from start_date, not midnight's "@daily")."""
     if airflow_version == "3":
-        edit = add_dag_keywords(dag, [("schedule", cst.Name("None"))])
-        return Fix("add schedule=None", SAFE, (edit,)) if edit is not None else None
-    daily = cst.parse_expression("timedelta(days=1)")
-    edit = add_dag_keywords(dag, [("schedule", daily)])
-    return Fix("add schedule=timedelta(days=1)", SAFE, (edit,), (Import("datetime", "timedelta"),)) \
-        if edit is not None else None
+        return add_dag_keyword_fix(dag, "schedule", cst.Name("None"), SAFE)
+    return add_dag_keyword_fix(dag, "schedule", cst.parse_expression("timedelta(days=1)"), SAFE,
+                               (Import("datetime", "timedelta"),))

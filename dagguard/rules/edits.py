@@ -9,7 +9,7 @@ import libcst as cst
 
 from dagguard.model.arguments import ArgValue
 from dagguard.model.dags import DagModel
-from dagguard.rules.base import Replacement
+from dagguard.rules.base import Fix, Import, Replacement
 
 Edit = tuple[cst.CSTNode, Replacement]
 _Whitespace = Union[cst.BaseParenthesizableWhitespace, cst.MaybeSentinel]
@@ -78,6 +78,15 @@ def add_dag_keywords(dag: DagModel, keywords: Sequence[tuple[str, cst.BaseExpres
                                                           cst.SimpleWhitespace(" ")))
         return dag.report_node, call
     return None
+
+
+def add_dag_keyword_fix(dag: DagModel, name: str, value: cst.BaseExpression, safety: str,
+                        imports: tuple[Import, ...] = ()) -> Optional[Fix]:
+    """The fix adding `name=value` to the DAG's call (None where the DAG has no call to edit)."""
+    edit = add_dag_keywords(dag, [(name, value)])
+    if edit is None:
+        return None
+    return Fix(f"add {name}={cst.Module([]).code_for_node(value)}", safety, (edit,), imports)
 
 
 def _new_arg(name: str, value: cst.BaseExpression, equal: Optional[cst.AssignEqual]) -> cst.Arg:
