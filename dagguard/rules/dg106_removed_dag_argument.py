@@ -6,8 +6,8 @@ from typing import Iterable, Optional
 
 from dagguard.model.arguments import ArgValue
 from dagguard.model.dags import DagModel, FileModel
-from dagguard.rules.base import SAFE, UNSAFE, Fix, Report, Rule, RuleContext
-from dagguard.rules.edits import remove_argument, rename_keyword, written_keyword
+from dagguard.rules.base import UNSAFE, Fix, Report, Rule, RuleContext
+from dagguard.rules.edits import remove_argument, rename_fix, written_keyword
 
 # Checked against Airflow 3.3.2: DAG(**{name: ...}) raises TypeError for each of these.
 REMOVED = {
@@ -60,12 +60,9 @@ class RemovedDagArgument(Rule):
 def _rename(dag: DagModel, name: str, arg: ArgValue) -> Optional[Fix]:
     """Airflow 3's name for the same value, unless that name is passed too (or may be)."""
     new_name = RENAMED.get(name)
-    written = written_keyword(arg)
-    if new_name is None or written is None or not dag.args.surely_missing(new_name):
-        return None
     if new_name == "schedule" and any(n in dag.args for n in RENAMED if RENAMED[n] == "schedule" and n != name):
         return None
-    return Fix(f"rename {name}= to {new_name}=", SAFE, (rename_keyword(written, new_name),))
+    return rename_fix(dag.args, name, written_keyword(arg), new_name)
 
 
 def _drop(dag: DagModel, name: str, arg: ArgValue) -> Optional[Fix]:

@@ -10,7 +10,7 @@ from dagguard.model.arguments import ArgValue
 from dagguard.model.dags import FileModel, TaskModel
 from dagguard.model.scope import Scope
 from dagguard.rules.base import SAFE, Fix, Report, Rule, RuleContext
-from dagguard.rules.edits import remove_argument, rename_keyword, written_keyword
+from dagguard.rules.edits import remove_argument, rename_fix, written_keyword
 
 # Checked against Airflow 3.3.2 with its standard provider: each raises TypeError ("Invalid
 # arguments were passed") when the operator is made, inside a DAG or not.
@@ -109,10 +109,7 @@ def _fix(name: str, arg: ArgValue, task: TaskModel) -> Optional[Fix]:
             and any(a is written for a in task.node.args):
         # Airflow 2 already ignored it (the context has been passed since 2.0).
         return Fix("remove provide_context=", SAFE, remove_argument(task.node, written))
-    new_name = RENAMED.get(name)
-    if new_name is None or written is None or not task.args.surely_missing(new_name):
-        return None
-    return Fix(f"rename {name}= to {new_name}=", SAFE, (rename_keyword(written, new_name),))
+    return rename_fix(task.args, name, written, RENAMED.get(name))
 
 
 def _trigger_rule_fix(arg: ArgValue) -> Optional[Fix]:

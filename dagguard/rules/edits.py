@@ -7,9 +7,9 @@ from typing import Optional, Sequence, Union
 
 import libcst as cst
 
-from dagguard.model.arguments import ArgValue
+from dagguard.model.arguments import Arguments, ArgValue
 from dagguard.model.dags import DagModel
-from dagguard.rules.base import Fix, Import, Replacement
+from dagguard.rules.base import SAFE, Fix, Import, Replacement
 
 Edit = tuple[cst.CSTNode, Replacement]
 _Whitespace = Union[cst.BaseParenthesizableWhitespace, cst.MaybeSentinel]
@@ -87,6 +87,14 @@ def add_dag_keyword_fix(dag: DagModel, name: str, value: cst.BaseExpression, saf
     if edit is None:
         return None
     return Fix(f"add {name}={cst.Module([]).code_for_node(value)}", safety, (edit,), imports)
+
+
+def rename_fix(args: Arguments, name: str, written: Optional[cst.Arg], new_name: Optional[str]) -> Optional[Fix]:
+    """The safe fix renaming the written `name=` to Airflow 3's `new_name=`, unless that name
+    is passed too (or may be, through a ** splat)."""
+    if new_name is None or written is None or not args.surely_missing(new_name):
+        return None
+    return Fix(f"rename {name}= to {new_name}=", SAFE, (rename_keyword(written, new_name),))
 
 
 def _new_arg(name: str, value: cst.BaseExpression, equal: Optional[cst.AssignEqual]) -> cst.Arg:
