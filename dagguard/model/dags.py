@@ -20,7 +20,7 @@ from dagguard.model.import_guards import value_on_import
 from dagguard.model.nesting import Condition, Nesting, PrefixingGroup
 from dagguard.model.scope import FunctionBinding, Scope, function_scope, module_scope
 from dagguard.model.tree import branch_nodes, child_nodes
-from dagguard.model.values import Evaluator
+from dagguard.model.values import Evaluator, decorator_target, is_task_decorator
 
 
 @dataclass(frozen=True)
@@ -383,24 +383,11 @@ class _Builder:
                          scope=ctx.scope, nesting=ctx.nesting)
 
 
-def _decorator_call_target(decorator: cst.Decorator) -> cst.BaseExpression:
-    expr = decorator.decorator
-    return expr.func if isinstance(expr, cst.Call) else expr
-
-
-def _is_task_decorator(expr: cst.BaseExpression, scope: Scope) -> bool:
-    # @task, @task(...), @task.python, @task.bash(...), @task.virtualenv(...) ...
-    quals = scope.qualnames(expr)
-    return bool(quals) and all(
-        any(q == t or q.startswith(t + ".") for t in names.TASK_DECORATORS) for q in quals
-    )
-
-
 def _handle_function(b: _Builder, node: cst.FunctionDef, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
     inner_scope = function_scope(node, ctx.scope)
     body_ctx = _Ctx(scope=inner_scope, dag=None, group="", parse_time=False)
     for decorator in node.decorators:
-        target = _decorator_call_target(decorator)
+        target = decorator_target(decorator)
         if ctx.scope.resolves_to(target, names.DAG_DECORATORS):
             evaluator = Evaluator(ctx.scope, fstrings=True)
             if isinstance(decorator.decorator, cst.Call):
@@ -414,7 +401,7 @@ def _handle_function(b: _Builder, node: cst.FunctionDef, ctx: _Ctx) -> list[tupl
             dag.bodies.append(node)
             # The @dag function body runs when the file is parsed, like module-level code.
             body_ctx = _Ctx(scope=inner_scope, dag=dag, group="", parse_time=ctx.parse_time)
-        elif _is_task_decorator(target, ctx.scope):
+        elif is_task_decorator(target, ctx.scope):
             b.register_taskflow(node, _TaskflowFunction(decorator, ctx.scope.qualname(target), function=node,
                                                         scope=ctx.scope, parse_time=ctx.parse_time))
         elif type(target) is cst.Attribute and target.attr.value == "task":  # type: ignore[attr-defined]

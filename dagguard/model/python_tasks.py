@@ -26,7 +26,7 @@ from dagguard.model.callable_writes import SQLALCHEMY_INSERT, WriteCall, WriteFi
 from dagguard.model.context_keys import INTERVAL_KEYS, REMOVED_DAG_RUN_ATTRIBUTES, REMOVED_KEYS
 from dagguard.model.scope import FunctionBinding, Scope, function_scope
 from dagguard.model.templates import analyse_template, has_jinja
-from dagguard.model.values import simple_string_value
+from dagguard.model.values import decorator_target, simple_string_value
 
 __all__ = [
     "CLOCK_FUNCTIONS", "GET_CURRENT_CONTEXT", "IDEMPOTENT_DECORATORS", "IDEMPOTENT_HELPERS", "SQL_METHODS",
@@ -108,7 +108,7 @@ class _Analysis:
         clock: list[ClockRead] = []
         writes: list[WriteCall] = []
         sql: list[SqlCall] = []
-        helper = any(scope.resolves_to(_decorator_target(d), IDEMPOTENT_DECORATORS)
+        helper = any(scope.resolves_to(decorator_target(d), IDEMPOTENT_DECORATORS)
                      for d in tree.function.decorators)
         returns_value = False
         write_like = False
@@ -207,7 +207,3 @@ def called_helper(call: cst.Call, scope: Scope) -> Optional[tuple[cst.FunctionDe
         root = root.parent
     return binding.node, function_scope(binding.node, root)
 
-
-def _decorator_target(decorator: cst.Decorator) -> cst.BaseExpression:
-    expr = decorator.decorator
-    return expr.func if isinstance(expr, cst.Call) else expr

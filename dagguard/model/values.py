@@ -336,13 +336,7 @@ class Evaluator:
 
     def _is_taskflow(self, function: cst.FunctionDef) -> bool:
         """A @task function: calling it makes a task, its body runs in that task, not here."""
-        for decorator in function.decorators:
-            expr = decorator.decorator
-            quals = self.scope.qualnames(expr.func if isinstance(expr, cst.Call) else expr)
-            if quals and all(any(q == t or q.startswith(t + ".") for t in names.TASK_DECORATORS)
-                             for q in quals):
-                return True
-        return False
+        return any(is_task_decorator(decorator_target(d), self.scope) for d in function.decorators)
 
     def _calls_in_body(self, function: cst.FunctionDef, test: CallTest, depth: int) -> list[cst.Call]:
         """Calls passing `test` that a same-file function makes when called, outside logging and
@@ -422,3 +416,17 @@ def _is_logging(node: cst.CSTNode) -> bool:
     if isinstance(func, cst.Name):
         return func.value == "print"
     return isinstance(func, cst.Attribute) and func.attr.value in _LOG_METHODS
+
+
+def decorator_target(decorator: cst.Decorator) -> cst.BaseExpression:
+    """What a decorator names: `task` for `@task` and for `@task(retries=2)`."""
+    expr = decorator.decorator
+    return expr.func if isinstance(expr, cst.Call) else expr
+
+
+def is_task_decorator(expr: cst.BaseExpression, scope: Scope) -> bool:
+    """Does `expr` name one of Airflow's TaskFlow decorators (@task, @task.python, @task.bash...)?"""
+    quals = scope.qualnames(expr)
+    return bool(quals) and all(
+        any(q == t or q.startswith(t + ".") for t in names.TASK_DECORATORS) for q in quals
+    )
