@@ -9,10 +9,9 @@ from typing import Union
 import libcst as cst
 
 from dagguard.model.callable_tree import CallableTree
-from dagguard.model.values import WALL_CLOCK_FUNCTIONS
+from dagguard.model.values import OTHER_CLOCK_FUNCTIONS, WALL_CLOCK_FUNCTIONS
 
-CLOCK_FUNCTIONS = (WALL_CLOCK_FUNCTIONS - {"airflow.utils.dates.days_ago"}) | frozenset({
-    "time.time_ns", "pendulum.utcnow", "airflow.utils.timezone.now", "airflow.sdk.timezone.now",
+CLOCK_FUNCTIONS = (WALL_CLOCK_FUNCTIONS - {"airflow.utils.dates.days_ago"}) | OTHER_CLOCK_FUNCTIONS | frozenset({
     "airflow.utils.timezone.datetime.now",
 })
 _TRANSFORMS = frozenset({

@@ -261,10 +261,8 @@ def dag_recurrence(dag: "DagModel", airflow_version: str, create_cron_data_inter
     cron partitions, assets-or-time, events...). Off by default: trigger_runs describes a
     schedule by its static value and would mislabel them.
     """
-    for name in SCHEDULE_ARGUMENTS:
-        arg = dag.args.get(name)
-        if arg is None:
-            continue
+    arg = schedule_argument(dag)
+    if arg is not None:
         if arg.value is UNKNOWN and composite_timetables:
             return timetable_call_recurrence(arg.node, Evaluator(dag.scope))
         return recurrence(arg.value, present=True, airflow_version=airflow_version,
