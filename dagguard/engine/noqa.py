@@ -116,9 +116,11 @@ def _final(moved: Mapping[int, int], line: int) -> int:
     return line
 
 
-def parse_noqa(text: str) -> Mapping[int, Optional[frozenset[str]]]:
-    """Map 1-based line numbers to the codes their noqa comment names (None: all codes)."""
-    found = directives(text)
+def parse_noqa(text: str, found: Optional[Mapping[int, NoqaDirective]] = None
+               ) -> Mapping[int, Optional[frozenset[str]]]:
+    """Map 1-based line numbers to the codes their noqa comment names (None: all codes);
+    `found` is directives(text) when the caller has it already."""
+    found = directives(text) if found is None else found
     if not found:
         return {}
     codes: dict[int, Optional[frozenset[str]]] = {
@@ -130,11 +132,12 @@ def parse_noqa(text: str) -> Mapping[int, Optional[frozenset[str]]]:
     return codes
 
 
-def noqa_warnings(text: str, known_codes: Collection[str]) -> list[tuple[int, str]]:
+def noqa_warnings(text: str, known_codes: Collection[str],
+                  found: Optional[Mapping[int, NoqaDirective]] = None) -> list[tuple[int, str]]:
     """(line, message) for a `# noqa:` that names no code, or a dagguard code that does not exist.
     Other tools' codes (E501, F401...) are theirs to check."""
     warnings: list[tuple[int, str]] = []
-    for line, directive in sorted(directives(text).items()):
+    for line, directive in sorted((directives(text) if found is None else found).items()):
         if directive.codes is ALL:
             continue
         if not directive.codes:

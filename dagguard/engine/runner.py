@@ -16,7 +16,7 @@ from dagguard.config import Settings
 from dagguard.engine.deep_stack import run_deep
 from dagguard.engine.files import UnreadableFile, discover_files, read_source, too_large_message
 from dagguard.engine.findings import Finding
-from dagguard.engine.noqa import is_suppressed, noqa_warnings, parse_noqa
+from dagguard.engine.noqa import directives, is_suppressed, noqa_warnings, parse_noqa
 from dagguard.engine.parallel import map_in_order
 from dagguard.engine.positions import Span, locate, locate_in_regions
 from dagguard.engine.precheck import Precheck, cpython_check
@@ -180,8 +180,9 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
         return FileResult(path, (_syntax_finding(shown, 1, 1, "cannot check: the file is nested too deeply"),))
     # Findings need it now; DAG sites need it later, for the cross-file rules.
     text = _source_text(source, module)
-    noqa = parse_noqa(text)
-    warnings = tuple(f"{shown}:{line}: {message}" for line, message in noqa_warnings(text, RULES_BY_CODE)) \
+    found = directives(text)  # one tokenize pass for both the suppressions and the warnings
+    noqa = parse_noqa(text, found)
+    warnings = tuple(f"{shown}:{line}: {message}" for line, message in noqa_warnings(text, RULES_BY_CODE, found)) \
         if noqa else ()
 
     findings: list[Finding] = []
