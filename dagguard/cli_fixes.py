@@ -14,6 +14,7 @@ import typer
 
 from dagguard.config import Settings
 from dagguard.engine.fixes import DroppedFix, FileFix
+from dagguard.engine.runner import CheckResult
 from dagguard.report.text import plural
 
 
@@ -62,13 +63,19 @@ def run_fixes(targets: Sequence[Path], settings: Settings, now: Optional[dt.date
     print_warnings(run.result.warnings)
     for error in run.result.internal_errors:
         typer.echo(f"dagguard: {error} (please report this bug)", err=True)
-    if run.result.internal_errors:
+    return _exit_code(run.result, bool(run.applied), options)
+
+
+def _exit_code(result: CheckResult, applied: bool, options: FixOptions) -> int:
+    """2 for internal errors; else 1 for an applied fix with --exit-non-zero-on-fix, 0 with
+    --fix-only or --exit-zero, and 1 when findings are left."""
+    if result.internal_errors:
         return 2
-    if options.exit_non_zero_on_fix and run.applied:
+    if options.exit_non_zero_on_fix and applied:
         return 1
     if options.fix_only or options.exit_zero:
         return 0
-    return 1 if run.result.findings else 0
+    return 1 if result.findings else 0
 
 
 def report_dropped(dropped_fixes: Sequence[DroppedFix]) -> None:
@@ -116,10 +123,4 @@ def run_stdin_fixes(filename: Optional[Path], settings: Settings, now: Optional[
         sys.stderr.write(formatter(output_format)(result, False))
     if options.show_fixes:
         sys.stderr.write(show_fixes([file_fix]))
-    if result.internal_errors:
-        return 2
-    if options.exit_non_zero_on_fix and file_fix.applied:
-        return 1
-    if options.fix_only or options.exit_zero:
-        return 0
-    return 1 if result.findings else 0
+    return _exit_code(result, bool(file_fix.applied), options)
