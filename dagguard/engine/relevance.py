@@ -31,7 +31,11 @@ def cannot_touch_a_dag(checked: Precheck) -> bool:
     Python that can neither define nor reach an Airflow DAG."""
     if checked.error is not None or checked.tree is None:
         return False  # a syntax error or a file too deep for libcst: its DG000 stands
-    return all(_imports_only_the_standard_library(node) for node in ast.walk(checked.tree)
+    return imports_only_the_standard_library(checked.tree)
+
+
+def imports_only_the_standard_library(tree: ast.AST) -> bool:
+    return all(_imports_only_the_standard_library(node) for node in ast.walk(tree)
                if isinstance(node, (ast.Import, ast.ImportFrom)))
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import gc
 import itertools
 import datetime as dt
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Optional, Sequence, Union
 
@@ -15,6 +15,7 @@ import libcst as cst
 from dagguard.config import Settings
 from dagguard.engine.deep_stack import run_deep
 from dagguard.engine.files import UnreadableFile, discover_files, read_source, too_large_message
+from dagguard.engine.large_files import LARGE_FILE_BYTES, cut
 from dagguard.engine.findings import Finding
 from dagguard.engine.noqa import directives, is_suppressed, noqa_warnings, parse_noqa
 from dagguard.engine.parallel import map_in_order
@@ -133,12 +134,19 @@ def _is_active(rule: Rule, path: Path, settings: Settings) -> bool:
 
 def check_source(source: Union[bytes, str], path: Path, settings: Settings, now: dt.datetime,
                  shown: Optional[str] = None, project: Optional[ProjectIndex] = None,
-                 keep_fixes: bool = False) -> FileResult:
+                 keep_fixes: bool = False, line_of: Optional[Callable[[int], int]] = None) -> FileResult:
     """Check one file's contents. Never raises for bad input: that becomes a DG000 finding.
 
     `project` resolves the factories the file imports from the project's own modules;
-    `keep_fixes` keeps the tree and the fixes on the result, for engine/fixes.py."""
+    `keep_fixes` keeps the tree and the fixes on the result, for engine/fixes.py; `line_of`
+    maps the lines of a piece of a large file (engine/large_files.py) to the file's."""
     shown = shown or display_path(path)
+    if (line_of is None and not keep_fixes and isinstance(source, bytes)
+            and LARGE_FILE_BYTES < len(source) <= MAX_FILE_BYTES
+            and (project is None or project.parsed(path) is None)):
+        in_pieces = _check_in_pieces(source, path, settings, now, shown, project)
+        if in_pieces is not None:
+            return in_pieces
     checked = None
     if len(source) <= MAX_FILE_BYTES and not mentions_a_dag(source):
         checked = cpython_check(source)
@@ -146,12 +154,11 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
             return FileResult(path, ())
     parsed = (project.parsed(path) if project is not None else None) or _parse(source, shown, checked)
     if isinstance(parsed, Finding):
-        keep = (not ignored_for_file(parsed.code, path, settings)
-                and (is_enabled(parsed.code, settings) or not is_ignored(parsed.code, settings)))
-        return FileResult(path, (parsed,) if keep else ())
+        if line_of is not None:
+            parsed = replace(parsed, line=line_of(parsed.line), end_line=line_of(parsed.end_line))
+        return _syntax_result(path, parsed, settings)
     module = parsed
     if project is not None:
-        project.remember(path, module)
         project.reset_touched()
     try:
         model = build_file_model(module, Resolver(project, path, settings.dag_factories))
@@ -159,6 +166,9 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
         return FileResult(path, (_syntax_finding(shown, 1, 1, "cannot check: the file is nested too deeply"),))
     except Exception as exc:  # a model bug: no rule can run on this file, the others go on
         return FileResult(path, (), internal_errors=(_internal_error("the DAG model", shown, exc),))
+    if project is not None and line_of is None and not any(dag.scope is model.scope for dag in model.dags):
+        # No DAG of its own at module level: a factory or helper module, which other files import.
+        project.remember(path, module)
     context = RuleContext(path=path, settings=settings, now=now)
     reports: list[tuple[Rule, Report]] = []
     errors: list[str] = []
@@ -184,6 +194,11 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     noqa = parse_noqa(text, found)
     warnings = tuple(f"{shown}:{line}: {message}" for line, message in noqa_warnings(text, RULES_BY_CODE, found)) \
         if noqa else ()
+    if line_of is not None:
+        spans = {key: _moved(span, line_of) for key, span in spans.items()}
+        noqa = {line_of(line): codes for line, codes in noqa.items()}
+        warnings = tuple(f"{shown}:{line_of(line)}: {message}"
+                         for line, message in noqa_warnings(text, RULES_BY_CODE, found)) if noqa else ()
 
     findings: list[Finding] = []
     fixes: list[tuple[Finding, Fix]] = []
@@ -203,7 +218,7 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
         dag_span = spans.get(id(owner.report_node)) if owner is not None else None
         if dag_span is not None:
             flagged_dags.add((dag_span.line, dag_span.column))
-        finding = _finding(rule, report, span, shown, owner, _default_note(report, module, shown))
+        finding = _finding(rule, report, span, shown, owner, _default_note(report, module, shown, line_of))
         findings.append(finding)
         if report.fix is not None:
             fixes.append((finding, report.fix))
@@ -230,6 +245,43 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
                       warnings=warnings)
 
 
+def _syntax_result(path: Path, finding: Finding, settings: Settings) -> FileResult:
+    """A file's DG000 alone, unless the configuration turns DG000 off."""
+    keep = (not ignored_for_file(finding.code, path, settings)
+            and (is_enabled(finding.code, settings) or not is_ignored(finding.code, settings)))
+    return FileResult(path, (finding,) if keep else ())
+
+
+def _moved(span: Span, line_of: Callable[[int], int]) -> Span:
+    return Span(line_of(span.line), span.column, line_of(span.end_line), span.end_column)
+
+
+def _check_in_pieces(source: bytes, path: Path, settings: Settings, now: dt.datetime, shown: str,
+                     project: Optional[ProjectIndex]) -> Optional[FileResult]:
+    """A large file's result, checked piece by piece (None: check it whole)."""
+    pieces = cut(source)
+    if pieces is None:
+        return None
+    if pieces.error is not None:
+        error = pieces.error
+        return _syntax_result(path, _syntax_finding(shown, error.line, error.column, error.message), settings)
+    if not pieces.touches_a_dag and not mentions_a_dag(source):
+        return FileResult(path, ())
+    results = [check_source(piece.source, path, settings, now, shown, project, line_of=piece.line_of)
+               for piece in pieces.pieces]
+    # The file's imports head every piece: what is found there is found once per piece.
+    return FileResult(
+        path, tuple(dict.fromkeys(f for r in results for f in r.findings)),
+        tuple(site for r in results for site in r.dag_sites), sum(r.dag_count for r in results),
+        frozenset().union(*(r.flagged_dags for r in results)),
+        {line: codes for r in results for line, codes in r.noqa.items()},
+        tuple(dict.fromkeys(e for r in results for e in r.internal_errors)),
+        imports_airflow=any(r.imports_airflow for r in results),
+        dags=tuple(d for r in results for d in r.dags),
+        depends_on=frozenset().union(*(r.depends_on for r in results)),
+        warnings=tuple(dict.fromkeys(w for r in results for w in r.warnings)))
+
+
 def _internal_error(where: str, shown: str, exc: BaseException) -> str:
     return f"internal error in {where} on {shown}: {type(exc).__name__}: {exc}"
 
@@ -239,7 +291,8 @@ def _imports_airflow(scope: Scope) -> bool:
                for bindings in scope.bindings.values() for b in bindings)
 
 
-def _default_note(report: Report, module: cst.Module, shown: str) -> Optional[str]:
+def _default_note(report: Report, module: cst.Module, shown: str,
+                  line_of: Optional[Callable[[int], int]] = None) -> Optional[str]:
     """`the value is the default of create_dag's parameter 'catchup' (common/factory.py:12)`."""
     arg = report.argument
     default = arg.factory_default if arg is not None else None
@@ -250,6 +303,8 @@ def _default_note(report: Report, module: cst.Module, shown: str) -> Optional[st
         return f"the value is {default.factory}'s `defaults` entry '{default.parameter}' declared in {where}"
     home = default.module if default.module is not None else module
     span = locate(home, [default.node]).get(id(default.node))
+    if span is not None and home is module and line_of is not None:
+        span = _moved(span, line_of)
     line = f":{span.line}" if span is not None else ""
     return f"the value is the default of {default.factory}'s parameter '{default.parameter}' ({where}{line})"
 

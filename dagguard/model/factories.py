@@ -59,8 +59,11 @@ class Resolver:
 
     def __post_init__(self) -> None:
         self._declared = {d.qualname: d for d in self.declared}
-        self._cache: dict[int, Optional[Factory]] = (
+        # Factories of project modules are analysed once per run: the index keeps their trees,
+        # so their nodes' ids stay theirs. This file's own tree goes when it is checked.
+        self._shared: dict[int, Optional[Factory]] = (
             self.index.analyses if self.index is not None else {})  # type: ignore[assignment]
+        self._own: dict[int, Optional[Factory]] = {}
         module = self.index.module_name_of(self.path) if self.index is not None and self.path else None
         self._prefix = f"{module}." if module else ""   # qualifies this file's own factories
 
@@ -94,11 +97,12 @@ class Resolver:
             qualname = f"{qualname}.{method}"
         if node is None:
             return None
-        if id(node) in self._cache:
-            return self._cache[id(node)]
-        self._cache[id(node)] = None   # a factory that reaches itself is not one
+        cache = self._shared if module is not None else self._own
+        if id(node) in cache:
+            return cache[id(node)]
+        cache[id(node)] = None   # a factory that reaches itself is not one
         factory = _analyse(node, module_scope, path, module, qualname, self)
-        self._cache[id(node)] = factory
+        cache[id(node)] = factory
         return factory
 
     def _made(self, factory: Factory, call: cst.Call, caller: Scope, depth: int) -> Optional[FactoryDag]:

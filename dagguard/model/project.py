@@ -9,6 +9,7 @@ while following its own re-exports (an import cycle) answers nothing: its names 
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
@@ -20,6 +21,9 @@ from dagguard.model.scope import (Binding, ConstantBinding, ImportBinding, Modul
 
 MAX_FOLLOW = 8                     # re-export hops (`from .a import f` in __init__.py ...)
 MAX_MODULE_BYTES = 2 * 1024 * 1024
+# Checked files' trees kept in case a later file imports them (a tree is about 500 bytes per
+# byte of source, so only a few): the most recent library-like modules, not the DAG files.
+MAX_REMEMBERED = 32
 # Names under these packages are never project modules: skip the file-system lookups.
 _FOREIGN = frozenset({
     "airflow", "datetime", "pendulum", "os", "sys", "typing", "json", "logging", "re",
@@ -66,6 +70,7 @@ class ProjectIndex:
         self._by_name: dict[str, Optional[ProjectModule]] = {}
         self._by_path: dict[Path, Optional[ProjectModule]] = {}
         self._tops: dict[str, bool] = {}
+        self._remembered: "OrderedDict[Path, cst.Module]" = OrderedDict()
         self.analyses: dict[int, object] = {}   # per-node facts (dagguard.model.factories)
         # Modules resolved through since the last `reset_touched`: what a file's result depends
         # on, so that a cache re-checks the callers of an edited factory.
@@ -105,21 +110,30 @@ class ProjectIndex:
 
     def parsed(self, path: Path) -> Optional[cst.Module]:
         """The tree of `path` if the index parsed it already: the engine reuses it."""
-        module = self._by_path.get(_resolved(path))
-        return module.module if module is not None else None
+        path = _resolved(path)
+        module = self._by_path.get(path)
+        return module.module if module is not None else self._remembered.get(path)
 
     def remember(self, path: Path, module: cst.Module) -> None:
-        """Record a tree the engine parsed, so an import of it is not parsed again."""
+        """Keep a tree the engine parsed for a while, so that an import of it soon after is
+        not parsed again. Imported modules stay for the run; remembered ones make way."""
         path = _resolved(path)
-        if path not in self._by_path:
-            name = self.module_name_of(path) or path.stem
-            self._by_path[path] = ProjectModule(name, path, module, self)
+        if path in self._by_path:
+            return
+        self._remembered[path] = module
+        self._remembered.move_to_end(path)
+        while len(self._remembered) > MAX_REMEMBERED:
+            self._remembered.popitem(last=False)
 
     def _load(self, name: str, path: Path) -> Optional[ProjectModule]:
         path = _resolved(path)
         if path in self._by_path:
             return self._by_path[path]
         loaded: Optional[ProjectModule] = None
+        kept = self._remembered.pop(path, None)
+        if kept is not None:
+            self._by_path[path] = ProjectModule(name, path, kept, self)
+            return self._by_path[path]
         try:
             if path.stat().st_size <= MAX_MODULE_BYTES:
                 tree = cst.parse_module(path.read_bytes())

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Optional
 
 from dagguard.model.schedules import PRESETS, Recurrence
@@ -26,6 +27,7 @@ class ExampleRun:
     period: Optional[dt.timedelta]   # the time between runs, when it is the same each time
 
 
+@lru_cache(maxsize=256)   # a file's DAGs mostly share a few schedules
 def example_run(rec: Recurrence) -> Optional[ExampleRun]:
     """The schedule's first run at or after REFERENCE; None for a cron that never fires."""
     if rec.delta is not None:

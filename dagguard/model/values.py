@@ -140,6 +140,8 @@ class Evaluator:
             except (SyntaxError, ValueError):  # a part ast.literal_eval refuses but libcst parsed
                 return UNKNOWN
             return UNKNOWN if value is None else value
+        if type(node) is cst.Integer and node.value.isdecimal() and (node.value[0] != "0" or not node.value.strip("0")):
+            return int(node.value)   # libcst's evaluated_value compiles each literal
         if isinstance(node, (cst.Integer, cst.Float)):
             return node.evaluated_value
         if self.fstrings and isinstance(node, cst.FormattedString):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Iterable, Optional, Union
+from typing import TYPE_CHECKING, Callable, ClassVar, Iterable, Optional, Union
 
 import libcst as cst
 
@@ -22,6 +22,7 @@ UNSAFE = "unsafe"   # changes when or whether tasks run, or what SQL returns: on
 
 # What a node is replaced with: a new node, or cst.RemoveFromParent() to drop it.
 Replacement = Union[cst.CSTNode, cst.RemovalSentinel]
+Edits = tuple[tuple[cst.CSTNode, Replacement], ...]
 
 
 @dataclass(frozen=True)
@@ -39,8 +40,16 @@ class Fix:
 
     description: str                 # one line: what the fix does
     safety: str                      # SAFE or UNSAFE
-    replacements: tuple[tuple[cst.CSTNode, Replacement], ...]
+    # The (node, replacement) pairs, or a function that makes them when the fix is applied:
+    # new nodes cost time to build, and most runs apply no fix.
+    edits: Union[Edits, Callable[[], Edits]]
     imports: tuple[Import, ...] = ()
+
+    @property
+    def replacements(self) -> Edits:
+        if callable(self.edits):
+            object.__setattr__(self, "edits", self.edits())
+        return self.edits  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)

@@ -83,10 +83,16 @@ def add_dag_keywords(dag: DagModel, keywords: Sequence[tuple[str, cst.BaseExpres
 def add_dag_keyword_fix(dag: DagModel, name: str, value: cst.BaseExpression, safety: str,
                         imports: tuple[Import, ...] = ()) -> Optional[Fix]:
     """The fix adding `name=value` to the DAG's call (None where the DAG has no call to edit)."""
-    edit = add_dag_keywords(dag, [(name, value)])
-    if edit is None:
+    if not _has_call_to_edit(dag):
         return None
-    return Fix(f"add {name}={cst.Module([]).code_for_node(value)}", safety, (edit,), imports)
+    shown = value.value if isinstance(value, (cst.Integer, cst.Name)) else cst.Module([]).code_for_node(value)
+    return Fix(f"add {name}={shown}", safety,
+               lambda: (add_dag_keywords(dag, [(name, value)]),), imports)  # type: ignore[arg-type]
+
+
+def _has_call_to_edit(dag: DagModel) -> bool:
+    """Can add_dag_keywords edit this DAG? (It returns None exactly when not.)"""
+    return dag.call is not None or (dag.kind == "decorator" and isinstance(dag.report_node, (cst.Name, cst.Attribute)))
 
 
 def rename_fix(args: Arguments, name: str, written: Optional[cst.Arg], new_name: Optional[str]) -> Optional[Fix]:
