@@ -21,7 +21,7 @@ with DAG("simple", schedule="@daily", start_date=pendulum.datetime(2026, 1, 1, t
     EmptyOperator(task_id="start")
 """
 HEAVY = ("sqlglot", "jinja2", "airflow", "rich", "pydantic", "dagguard.idempotent", "dagguard.doctor",
-         "sqlalchemy", "pendulum")
+         "sqlalchemy", "pendulum", "libcst.codemod", "libcst.matchers")
 # Runs the real console entry point in a fresh interpreter, then lists what got imported.
 PROBE = """\
 import json, sys
