@@ -191,13 +191,12 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     text = _source_text(source, module)
     found = directives(text)  # one tokenize pass for both the suppressions and the warnings
     noqa = parse_noqa(text, found)
-    warnings = tuple(f"{shown}:{line}: {message}" for line, message in noqa_warnings(text, RULES_BY_CODE, found)) \
-        if noqa else ()
+    file_line = line_of or (lambda line: line)
+    warnings = tuple(f"{shown}:{file_line(line)}: {message}"
+                     for line, message in noqa_warnings(text, RULES_BY_CODE, found)) if noqa else ()
     if line_of is not None:
         spans = {key: _moved(span, line_of) for key, span in spans.items()}
         noqa = {line_of(line): codes for line, codes in noqa.items()}
-        warnings = tuple(f"{shown}:{line_of(line)}: {message}"
-                         for line, message in noqa_warnings(text, RULES_BY_CODE, found)) if noqa else ()
 
     findings: list[Finding] = []
     fixes: list[tuple[Finding, Fix]] = []
