@@ -365,9 +365,13 @@ def check_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime,
     finally:
         _CURRENT.clear()   # the run's trees go with it
         gc.unfreeze()
-    results += [FileResult(path, (_syntax_finding(display_path(path), 1, 1, problem),))
-                for path, problem in discovery.problems if is_enabled(SYNTAX_ERROR.code, settings)]
-    return combine(results, settings)
+    return combine(results + problem_results(discovery.problems, settings), settings)
+
+
+def problem_results(problems: Iterable[tuple[Path, str]], settings: Settings) -> list[FileResult]:
+    """What discovery could not read (an unreadable folder ...), each as a DG000 finding."""
+    return [FileResult(path, (_syntax_finding(display_path(path), 1, 1, problem),))
+            for path, problem in problems if is_enabled(SYNTAX_ERROR.code, settings)]
 
 
 def combine(results: Sequence[FileResult], settings: Settings) -> CheckResult:
