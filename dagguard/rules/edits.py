@@ -82,11 +82,16 @@ def add_dag_keywords(dag: DagModel, keywords: Sequence[tuple[str, cst.BaseExpres
 
 def add_dag_keyword_fix(dag: DagModel, name: str, value: cst.BaseExpression, safety: str,
                         imports: tuple[Import, ...] = ()) -> Optional[Fix]:
-    """The fix adding `name=value` to the DAG's call (None where the DAG has no call to edit)."""
-    edit = add_dag_keywords(dag, [(name, value)])
+    """The fix setting the DAG's `name` to `value` by adding a keyword to its call: `name=` on
+    DAG() and @dag, on a factory's call the keyword the factory passes on as `name`. None where
+    there is no call to edit or the factory may not accept the keyword (a TypeError at parse time)."""
+    keyword = dag.keyword_for(name)
+    if keyword is None:
+        return None
+    edit = add_dag_keywords(dag, [(keyword, value)])
     if edit is None:
         return None
-    return Fix(f"add {name}={cst.Module([]).code_for_node(value)}", safety, (edit,), imports)
+    return Fix(f"add {keyword}={cst.Module([]).code_for_node(value)}", safety, (edit,), imports)
 
 
 def rename_fix(args: Arguments, name: str, written: Optional[cst.Arg], new_name: Optional[str]) -> Optional[Fix]:
