@@ -113,7 +113,7 @@ def fix_stdin(source: Union[str, bytes], filename: Optional[Union[str, Path]] = 
                      _stdin_project(path, settings))
     text = fixes.decoded(fixed.fixed)
     result = replace(runner.combine([fixed.result], settings), sources={shown: text}, unsafe_fixes=unsafe_fixes,
-                     fixed=len(fixed.applied))
+                     fixed=len(fixed.applied), after_fixes=True)
     return FixRun(result, (fixed,))
 
 

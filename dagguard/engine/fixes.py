@@ -242,7 +242,7 @@ def fix_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime, *, un
                 write_atomically(file_fix.path, file_fix.fixed)
     result = combine([f.result for f in fixed] + problem_results(discovery.problems, settings), settings)
     run = FixRun(result, tuple(fixed))
-    return FixRun(replace(result, unsafe_fixes=unsafe_fixes, fixed=run.applied), run.files)
+    return FixRun(replace(result, unsafe_fixes=unsafe_fixes, fixed=run.applied, after_fixes=write), run.files)
 
 
 def write_atomically(path: Path, data: bytes) -> None:

@@ -74,6 +74,8 @@ class CheckResult:
     unsafe_fixes: bool = False         # are unsafe fixes applicable in this run (--unsafe-fixes)?
     warnings: tuple[str, ...] = ()
     fixed: int = 0                     # findings fixed by --fix before these were found
+    # What --fix left: ruff marks none of it [*] (a fix that applied would have been applied).
+    after_fixes: bool = False
 
     @property
     def files_with_findings(self) -> int:
