@@ -6,7 +6,7 @@ from __future__ import annotations
 import gc
 import itertools
 import datetime as dt
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Optional, Sequence, Union
 
@@ -146,7 +146,13 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
         checked = cpython_check(source)
         if cannot_touch_a_dag(checked):
             return FileResult(path, ())
-    parsed = (project.parsed(path) if project is not None else None) or _parse(source, shown, checked)
+    cached = project.parsed(path) if project is not None else None
+    if cached is None and checked is None and len(source) <= MAX_FILE_BYTES:
+        checked = cpython_check(source)   # _parse would run it
+    parsed = cached or _parse(source, shown, checked)
+    # libcst reads syntax this Python cannot compile (3.12 f-strings on 3.11): --fix could not
+    # verify a fix, so it applies none and no finding is marked fixable.
+    fixable = checked is None or checked.error is None
     if isinstance(parsed, Finding):
         keep = (not ignored_for_file(parsed.code, path, settings)
                 and (is_enabled(parsed.code, settings) or not is_ignored(parsed.code, settings)))
@@ -205,7 +211,8 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
         dag_span = spans.get(id(owner.report_node)) if owner is not None else None
         if dag_span is not None:
             flagged_dags.add((dag_span.line, dag_span.column))
-        finding = _finding(rule, report, span, shown, owner, _default_note(report, module, shown))
+        finding = _finding(rule, report if fixable else replace(report, fix=None), span, shown, owner,
+                           _default_note(report, module, shown))
         findings.append(finding)
         if report.fix is not None:
             fixes.append((finding, report.fix))
