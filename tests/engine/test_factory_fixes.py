@@ -140,3 +140,38 @@ def test_in_file_factory_literal_is_fixed_on_its_own_dag_not_for_a_caller(tmp_pa
     run = fix_paths([dag], unsafe_fixes=True, now=NOW)
     assert dag.read_text() == source.replace("catchup=True", "catchup=False")
     assert [a.code for f in run.files for a in f.applied] == ["DG101"] and run.result.findings == ()
+
+
+RENAMING = """\
+import pendulum
+from airflow.sdk import DAG
+
+
+def forwarding(dag_id, **kwargs):
+    return DAG(dag_id, start_date=pendulum.datetime(2025, 1, 1, tz="UTC"), max_active_runs=1,
+               max_active_tasks=1, **kwargs)
+
+
+def named(dag_id, schedule_interval="@daily"):
+    return DAG(dag_id, start_date=pendulum.datetime(2025, 1, 1, tz="UTC"), max_active_runs=1,
+               max_active_tasks=1, schedule_interval=schedule_interval)
+
+
+a = forwarding("a", schedule_interval="@hourly")
+b = named("b", schedule_interval="@hourly")
+c = named("c", "@hourly")
+"""
+
+
+def test_removed_keyword_is_renamed_in_the_call_only_when_forwarded_through_kwargs(tmp_path):
+    dag = tmp_path / "renaming.py"
+    dag.write_text(RENAMING)
+    found = [(f.line, f.fixable) for f in check_paths([dag], now=NOW).findings if f.code == "DG106"]
+    # named()'s own DAG(...) call passes schedule_interval too: the factory's to rename (line 12).
+    # Its callers' keyword and positional value (lines 16, 17) bind its parameter: no fix there
+    # (the positional one made DG106 crash with an internal error).
+    assert found == [(12, True), (15, True), (16, False), (17, False)]
+    run = fix_paths([dag], now=NOW)
+    text = dag.read_text()
+    assert 'a = forwarding("a", schedule="@hourly")' in text and 'b = named("b", schedule_interval="@hourly")' in text
+    assert run.result.internal_errors == ()
