@@ -6,7 +6,7 @@ from __future__ import annotations
 import gc
 import itertools
 import datetime as dt
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Optional, Sequence, Union
 
@@ -74,6 +74,8 @@ class CheckResult:
     unsafe_fixes: bool = False         # are unsafe fixes applicable in this run (--unsafe-fixes)?
     warnings: tuple[str, ...] = ()
     fixed: int = 0                     # findings fixed by --fix before these were found
+    # What --fix left: ruff marks none of it [*] (a fix that applied would have been applied).
+    after_fixes: bool = False
 
     @property
     def files_with_findings(self) -> int:
@@ -144,7 +146,13 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
         checked = cpython_check(source)
         if cannot_touch_a_dag(checked):
             return FileResult(path, ())
-    parsed = (project.parsed(path) if project is not None else None) or _parse(source, shown, checked)
+    cached = project.parsed(path) if project is not None else None
+    if cached is None and checked is None and len(source) <= MAX_FILE_BYTES:
+        checked = cpython_check(source)   # _parse would run it
+    parsed = cached or _parse(source, shown, checked)
+    # libcst reads syntax this Python cannot compile (3.12 f-strings on 3.11): --fix could not
+    # verify a fix, so it applies none and no finding is marked fixable.
+    fixable = checked is None or checked.error is None
     if isinstance(parsed, Finding):
         keep = (not ignored_for_file(parsed.code, path, settings)
                 and (is_enabled(parsed.code, settings) or not is_ignored(parsed.code, settings)))
@@ -203,7 +211,8 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
         dag_span = spans.get(id(owner.report_node)) if owner is not None else None
         if dag_span is not None:
             flagged_dags.add((dag_span.line, dag_span.column))
-        finding = _finding(rule, report, span, shown, owner, _default_note(report, module, shown))
+        finding = _finding(rule, report if fixable else replace(report, fix=None), span, shown, owner,
+                           _default_note(report, module, shown))
         findings.append(finding)
         if report.fix is not None:
             fixes.append((finding, report.fix))
@@ -365,9 +374,13 @@ def check_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime,
     finally:
         _CURRENT.clear()   # the run's trees go with it
         gc.unfreeze()
-    results += [FileResult(path, (_syntax_finding(display_path(path), 1, 1, problem),))
-                for path, problem in discovery.problems if is_enabled(SYNTAX_ERROR.code, settings)]
-    return combine(results, settings)
+    return combine(results + problem_results(discovery.problems, settings), settings)
+
+
+def problem_results(problems: Iterable[tuple[Path, str]], settings: Settings) -> list[FileResult]:
+    """What discovery could not read (an unreadable folder ...), each as a DG000 finding."""
+    return [FileResult(path, (_syntax_finding(display_path(path), 1, 1, problem),))
+            for path, problem in problems if is_enabled(SYNTAX_ERROR.code, settings)]
 
 
 def combine(results: Sequence[FileResult], settings: Settings) -> CheckResult:

@@ -70,6 +70,7 @@ class ProjectIndex:
         # Modules resolved through since the last `reset_touched`: what a file's result depends
         # on, so that a cache re-checks the callers of an edited factory.
         self.touched: set[Path] = set()
+        self._retired: list[ProjectModule] = []
 
     def reset_touched(self) -> frozenset[Path]:
         """The modules resolved through since the last call, and start afresh."""
@@ -114,6 +115,15 @@ class ProjectIndex:
         if path not in self._by_path:
             name = self.module_name_of(path) or path.stem
             self._by_path[path] = ProjectModule(name, path, module, self)
+
+    def forget(self, path: Path) -> None:
+        """Drop the tree of `path` (its text changed: a fix pass); the next use reads the new one."""
+        path = _resolved(path)
+        old = self._by_path.pop(path, None)
+        if old is not None:
+            # Facts about nodes are keyed by id(): keeping the old tree alive keeps its ids unused.
+            self._retired.append(old)
+            self._by_name = {name: m for name, m in self._by_name.items() if m is not old}
 
     def _load(self, name: str, path: Path) -> Optional[ProjectModule]:
         path = _resolved(path)
