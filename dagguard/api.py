@@ -18,10 +18,11 @@ from dagguard.engine import fixes
 from dagguard.engine.fixes import FileFix, FixRun
 from dagguard.engine.files import discover_files, path_filter
 from dagguard.engine.selection import enabled_codes
+from dagguard.model.project import ProjectIndex, project_roots
 
 __all__ = ["CheckResult", "ConfigError", "Finding", "Settings", "check_paths", "check_source", "check_stdin",
            "describe_settings", "discover_settings", "files_to_check", "read_stdin", "split_config_options",
-           "add_noqa", "fix_paths", "fix_source"]
+           "add_noqa", "fix_paths", "fix_source", "fix_stdin"]
 
 STDIN = "-"  # the path that means standard input, as in ruff
 
@@ -87,12 +88,43 @@ def check_stdin(source: Union[str, bytes], filename: Optional[Union[str, Path]] 
     path = Path(filename) if filename is not None else None
     if settings is None:
         settings = stdin_settings(path)
-    if path is not None and settings.force_exclude and path_filter(path, settings)(path, False):
+    if _stdin_excluded(path, settings):
         return runner.combine([], settings)  # excluded: nothing to check, as in ruff
     shown = runner.display_path(path) if path is not None else STDIN
-    checked = run_deep(runner.check_source, source, path or Path(STDIN), settings, _now(now), shown)
+    checked = run_deep(runner.check_source, source, path or Path(STDIN), settings, _now(now), shown,
+                       _stdin_project(path, settings))
     text = source if isinstance(source, str) else source.decode("utf-8", errors="replace")
     return replace(runner.combine([checked], settings), sources={shown: text})
+
+
+def fix_stdin(source: Union[str, bytes], filename: Optional[Union[str, Path]] = None, *, unsafe_fixes: bool = False,
+              settings: Optional[Settings] = None, now: Optional[dt.datetime] = None) -> FixRun:
+    """Fix one file's contents as if it were at `filename`, as fix_paths would fix that file
+    (every rule, the project's factories); its one FileFix holds the fixed text. Nothing is written."""
+    path = Path(filename) if filename is not None else None
+    if settings is None:
+        settings = stdin_settings(path)
+    data = source.encode("utf-8") if isinstance(source, str) else source
+    if _stdin_excluded(path, settings):   # ruff hands the source back unchanged and reports nothing
+        untouched = FileFix(path or Path(STDIN), data, data, (), (), runner.FileResult(path or Path(STDIN), ()))
+        return FixRun(replace(runner.combine([], settings), unsafe_fixes=unsafe_fixes), (untouched,))
+    shown = runner.display_path(path) if path is not None else STDIN
+    fixed = run_deep(fixes.fix_source, data, path or Path(STDIN), settings, _now(now), unsafe_fixes, shown,
+                     _stdin_project(path, settings))
+    text = fixes.decoded(fixed.fixed)
+    result = replace(runner.combine([fixed.result], settings), sources={shown: text}, unsafe_fixes=unsafe_fixes,
+                     fixed=len(fixed.applied), after_fixes=True)
+    return FixRun(result, (fixed,))
+
+
+def _stdin_excluded(path: Optional[Path], settings: Settings) -> bool:
+    """--force-exclude and a --stdin-filename the config excludes: stdin is neither checked nor fixed."""
+    return path is not None and settings.force_exclude and path_filter(path, settings)(path, False)
+
+
+def _stdin_project(path: Optional[Path], settings: Settings) -> ProjectIndex:
+    """The project index `check` would use for the file stdin stands for."""
+    return ProjectIndex(project_roots([path] if path is not None else [], settings.config_path, settings.src))
 
 
 def fix_paths(paths: Iterable[Union[str, Path]], *, unsafe_fixes: bool = False, write: bool = True,

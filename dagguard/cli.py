@@ -212,7 +212,7 @@ def _write_report(result: "CheckResult", output_format: str, output_file: Option
     if statistics:
         from dagguard.report.statistics import format_statistics
 
-        text = format_statistics(result, as_json=output_format == "json")
+        text = format_statistics(result, as_json=output_format == "json", summary=not quiet)
     elif human:
         text = formatter(output_format)(result, color, summary=not quiet)
     else:

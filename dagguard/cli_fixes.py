@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import sys
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -104,23 +104,20 @@ def run_stdin_fixes(filename: Optional[Path], settings: Settings, now: Optional[
     """`check --fix -`: the fixed source on stdout, the findings left on stderr (what editors call)."""
     from dagguard import api
     from dagguard.engine.fixes import unified_diff
-    from dagguard.engine.runner import combine
     from dagguard.report import formatter
 
     if options.add_noqa:
         raise api.ConfigError("--add-noqa edits files; it does not read stdin")
-    shown = str(filename) if filename else api.STDIN
-    file_fix = api.fix_source(api.read_stdin(), shown, unsafe_fixes=options.unsafe_fixes, settings=settings, now=now)
+    run = api.fix_stdin(api.read_stdin(), filename, unsafe_fixes=options.unsafe_fixes, settings=settings, now=now)
+    file_fix = run.files[0]
     report_dropped(file_fix.dropped)
     if options.diff:
         sys.stdout.write(unified_diff(file_fix))
         return 1 if file_fix.changed else 0
     sys.stdout.buffer.write(file_fix.fixed)
     sys.stdout.flush()
-    result = replace(combine([file_fix.result], settings), unsafe_fixes=options.unsafe_fixes,
-                     fixed=len(file_fix.applied))
     if not options.fix_only:
-        sys.stderr.write(formatter(output_format)(result, False))
+        sys.stderr.write(formatter(output_format)(run.result, False))
     if options.show_fixes:
         sys.stderr.write(show_fixes([file_fix]))
-    return _exit_code(result, bool(file_fix.applied), options)
+    return _exit_code(run.result, bool(file_fix.applied), options)

@@ -235,11 +235,17 @@ def test_statistics_count_findings_per_rule(project):
     (project / "dags" / "second.py").write_text(INCIDENT.replace("orders_hourly", "other"))
     run = dagguard("check", "dags", "--statistics", cwd=project)
     assert run.returncode == 1
-    assert run.stdout.splitlines() == ["2\tDG101\t[ ] catchup-without-end-date",
-                                       "2\tDG102\t[ ] missing-max-active-runs",
-                                       "2\tDG103\t[ ] missing-max-active-tasks"]
+    # As ruff: no [*]/[ ] column when nothing is fixable in this run (these fixes are unsafe), and
+    # the check's summary below the table.
+    assert run.stdout.splitlines()[:3] == ["2\tDG101\tcatchup-without-end-date",
+                                           "2\tDG102\tmissing-max-active-runs",
+                                           "2\tDG103\tmissing-max-active-tasks"]
+    assert run.stdout.splitlines()[3].startswith("Found 6 problems in 2 files")
+    unsafe = dagguard("check", "dags", "--statistics", "--unsafe-fixes", cwd=project)
+    assert unsafe.stdout.splitlines()[0] == "2\tDG101\t[*] catchup-without-end-date"
     rows = json.loads(dagguard("check", "dags", "--statistics", "--output-format", "json", cwd=project).stdout)
-    assert rows[0] == {"code": "DG101", "name": "catchup-without-end-date", "count": 2, "fixable": False}
+    assert rows[0] == {"code": "DG101", "name": "catchup-without-end-date", "count": 2, "fixable": False,
+                       "fixable_count": 0}
 
 
 def test_output_file_quiet_and_silent(project):

@@ -116,3 +116,51 @@ def test_unknown_noqa_code_is_a_warning_on_stderr(project):
     run = dagguard("check", "dags/typo.py", cwd=project)
     assert run.returncode == 0
     assert "dagguard: warning: dags/typo.py:2: `# noqa:` names no rule code ('DG1O1'), so it silences nothing" in run.stderr
+
+
+def test_fix_on_stdin_leaves_a_force_excluded_file_alone(project):
+    # ruff hands an excluded file's source back unchanged and reports nothing on it.
+    (project / "pyproject.toml").write_text('[tool.dagguard]\nexclude = ["legacy.py"]\n')
+    args = ("check", "--fix", "--stdin-filename", "dags/legacy.py", "--force-exclude", "-")
+    run = dagguard(*args, cwd=project, stdin=LEGACY)
+    assert (run.returncode, run.stdout) == (0, LEGACY)
+    assert "DG106" not in run.stderr and "fixed" not in run.stderr
+    diff = dagguard("check", "--diff", "--stdin-filename", "dags/legacy.py", "--force-exclude", "-",
+                    cwd=project, stdin=LEGACY)
+    assert (diff.returncode, diff.stdout) == (0, "")
+    # Without --force-exclude the file given is fixed, as before.
+    assert dagguard(*[a for a in args if a != "--force-exclude"], cwd=project, stdin=LEGACY).stdout != LEGACY
+
+
+FACTORY = """\
+import pendulum
+from airflow.sdk import DAG
+
+
+def create_dag(dag_id, **kwargs):
+    return DAG(dag_id, schedule="@hourly", start_date=pendulum.datetime(2025, 1, 1, tz="UTC"), **kwargs)
+
+
+def fixed_dag(dag_id):
+    return DAG(dag_id, schedule="@hourly", start_date=pendulum.datetime(2025, 1, 1, tz="UTC"))
+"""
+
+
+def test_factory_made_dags_are_fixed_in_the_call_when_the_factory_takes_the_keyword(tmp_path):
+    # The factories live outside the checked folder: only the callers are checked and fixed.
+    (tmp_path / "pyproject.toml").write_text("[tool.dagguard]\n")   # the module root
+    (tmp_path / "common").mkdir()
+    (tmp_path / "common" / "factory.py").write_text(FACTORY)
+    (tmp_path / "dags").mkdir()
+    (tmp_path / "dags" / "kw.py").write_text("from common.factory import create_dag\n\ndag = create_dag('kw')\n")
+    (tmp_path / "dags" / "fixed.py").write_text("from common.factory import fixed_dag\n\ndag = fixed_dag('fixed')\n")
+    check = dagguard("check", "dags", "--unsafe-fixes", cwd=tmp_path)
+    assert "dags/kw.py:3:7: DG102 [*] DAG 'kw' (made by common.factory.create_dag)" in check.stdout
+    assert "dags/fixed.py:3:7: DG102 DAG 'fixed' (made by common.factory.fixed_dag)" in check.stdout
+    run = dagguard("check", "dags", "--fix", "--unsafe-fixes", cwd=tmp_path)
+    assert (tmp_path / "dags" / "kw.py").read_text().endswith("create_dag('kw', max_active_runs=1, max_active_tasks=4)\n")
+    assert (tmp_path / "dags" / "fixed.py").read_text().endswith("fixed_dag('fixed')\n")
+    assert "dags/kw.py" not in run.stdout and "dags/fixed.py:3:7: DG102" in run.stdout
+    again = dagguard("check", "dags", "--unsafe-fixes", cwd=tmp_path)
+    assert "[*]" not in again.stdout and "dags/kw.py" not in again.stdout
+    assert (tmp_path / "common" / "factory.py").read_text() == FACTORY

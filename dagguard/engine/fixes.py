@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import datetime as dt
 import difflib
+import gc
 import io
 import os
 import stat
@@ -28,7 +29,8 @@ from dagguard.engine.deep_stack import run_deep
 from dagguard.engine.files import UnreadableFile, discover_files, read_source
 from dagguard.engine.findings import Finding, fix_applies
 from dagguard.engine.runner import (MAX_FILE_BYTES, CheckResult, FileResult, check_file, check_source, combine,
-                                    display_path)
+                                    display_path, problem_results)
+from dagguard.model.project import ProjectIndex, project_roots
 from dagguard.model.tree import child_nodes
 from dagguard.rules.base import SAFE, Fix, Replacement
 
@@ -82,14 +84,17 @@ class FixRun:
 
 
 def fix_source(source: bytes, path: Path, settings: Settings, now: dt.datetime, unsafe_fixes: bool,
-               shown: Optional[str] = None) -> FileFix:
-    """Fix one file's contents, pass after pass, until no applicable fix is left."""
+               shown: Optional[str] = None, project: Optional[ProjectIndex] = None) -> FileFix:
+    """Fix one file's contents, pass after pass, until no applicable fix is left.
+
+    `project` is the run's index, so a DAG made by a factory of another module is seen (and
+    fixed) as `check` sees it."""
     shown = shown or display_path(path)
     text = source
     applied: list[AppliedFix] = []
     dropped: list[DroppedFix] = []
     refused: set[tuple[str, str, str]] = set()
-    result = check_source(text, path, settings, now, shown, keep_fixes=True)
+    result = check_source(text, path, settings, now, shown, project, keep_fixes=True)
     if result.fixes and not _compiles(source):
         # libcst reads some syntax this Python does not (3.12 f-strings on 3.11): no fix can be checked.
         reason = "the file does not compile on this Python as it is"
@@ -123,7 +128,9 @@ def fix_source(source: bytes, path: Path, settings: Settings, now: dt.datetime, 
         if fixed == text:
             break
         text = fixed
-        result = check_source(text, path, settings, now, shown, keep_fixes=True)
+        if project is not None:
+            project.forget(path)   # the index must read this file's new text, not its old tree
+        result = check_source(text, path, settings, now, shown, project, keep_fixes=True)
     return FileFix(path, source, text, tuple(applied), tuple(dropped), _without_tree(result))
 
 
@@ -139,13 +146,16 @@ def _key(module: Optional[cst.Module], finding: Finding, fix: Fix) -> tuple[str,
 
 
 def _non_overlapping(module: cst.Module, candidates: Sequence[tuple[Finding, Fix]]) -> list[tuple[Finding, Fix]]:
-    """The candidates, in order, minus any whose nodes contain or sit inside an earlier one's."""
+    """The candidates, in order, minus any whose nodes contain or sit inside an earlier one's,
+    and any with a node outside this file's tree (a factory's, in another module)."""
     targets = {id(old) for _, fix in candidates for old, _ in fix.replacements}
     enclosing = _enclosing_targets(module, targets)
     taken: set[int] = set()
     chosen = []
     for finding, fix in candidates:
         nodes = {id(old) for old, _ in fix.replacements}
+        if not nodes <= enclosing.keys():
+            continue
         inside_taken = any(enclosing.get(n, frozenset()) & taken or n in taken for n in nodes)
         holds_taken = any(enclosing.get(t, frozenset()) & nodes for t in taken)
         if inside_taken or holds_taken:
@@ -204,27 +214,38 @@ def _compiles(source: bytes) -> bool:
     return True
 
 
-def fix_file(path: Path, settings: Settings, now: dt.datetime, unsafe_fixes: bool) -> FileFix:
+def fix_file(path: Path, settings: Settings, now: dt.datetime, unsafe_fixes: bool,
+             project: Optional[ProjectIndex] = None) -> FileFix:
     """Fix one file's text (nothing is written here); an unreadable file is left as it is."""
     try:
         source = read_source(path, MAX_FILE_BYTES)  # regular files only: a FIFO would block forever
     except UnreadableFile:
-        return FileFix(path, b"", b"", (), (), check_file(path, settings, now))
-    return fix_source(source, path, settings, now, unsafe_fixes, display_path(path))
+        return FileFix(path, b"", b"", (), (), check_file(path, settings, now, project))
+    return fix_source(source, path, settings, now, unsafe_fixes, display_path(path), project)
 
 
 def fix_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime, *, unsafe_fixes: bool,
               write: bool) -> FixRun:
     """Fix every Python file under `paths`; write the changed ones when `write` is true."""
-    files = discover_files(list(paths), settings).files
-    fixed = [run_deep(fix_file, path, settings, now, unsafe_fixes) for path in files]
+    paths = list(paths)
+    discovery = discover_files(paths, settings)
+    files = discovery.files
+    # The same module roots as check_paths: a factory-made DAG gets the findings check gives it.
+    project = ProjectIndex(project_roots(paths, settings.config_path, settings.src))
+    fixed = []
+    try:
+        for path in files:
+            fixed.append(run_deep(fix_file, path, settings, now, unsafe_fixes, project))
+            gc.freeze()   # the index's kept trees: out of the collector's sight, as in check_paths
+    finally:
+        gc.unfreeze()
     if write:
         for file_fix in fixed:
             if file_fix.changed:
                 write_atomically(file_fix.path, file_fix.fixed)
-    result = combine([f.result for f in fixed], settings)
+    result = combine([f.result for f in fixed] + problem_results(discovery.problems, settings), settings)
     run = FixRun(result, tuple(fixed))
-    return FixRun(replace(result, unsafe_fixes=unsafe_fixes, fixed=run.applied), run.files)
+    return FixRun(replace(result, unsafe_fixes=unsafe_fixes, fixed=run.applied, after_fixes=write), run.files)
 
 
 def write_atomically(path: Path, data: bytes) -> None:
@@ -244,13 +265,14 @@ def write_atomically(path: Path, data: bytes) -> None:
 
 def unified_diff(file_fix: FileFix) -> str:
     """The diff --fix would write for one file, as `diff -u` shows it."""
-    before, after = _decoded(file_fix.original), _decoded(file_fix.fixed)
+    before, after = decoded(file_fix.original), decoded(file_fix.fixed)
     shown = display_path(file_fix.path)
     return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
                                         fromfile=shown, tofile=shown))
 
 
-def _decoded(source: bytes) -> str:
+def decoded(source: bytes) -> str:
+    """A file's bytes as text, in the encoding it declares (else UTF-8); bad bytes replaced."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
         return source.decode(encoding, errors="replace")

@@ -74,6 +74,8 @@ class CheckResult:
     unsafe_fixes: bool = False         # are unsafe fixes applicable in this run (--unsafe-fixes)?
     warnings: tuple[str, ...] = ()
     fixed: int = 0                     # findings fixed by --fix before these were found
+    # What --fix left: ruff marks none of it [*] (a fix that applied would have been applied).
+    after_fixes: bool = False
 
     @property
     def files_with_findings(self) -> int:
@@ -151,7 +153,13 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
         checked = cpython_check(source)
         if cannot_touch_a_dag(checked):
             return FileResult(path, ())
-    parsed = (project.parsed(path) if project is not None else None) or _parse(source, shown, checked)
+    cached = project.parsed(path) if project is not None else None
+    if cached is None and checked is None and len(source) <= MAX_FILE_BYTES:
+        checked = cpython_check(source)   # _parse would run it
+    parsed = cached or _parse(source, shown, checked)
+    # libcst reads syntax this Python cannot compile (3.12 f-strings on 3.11): --fix could not
+    # verify a fix, so it applies none and no finding is marked fixable.
+    fixable = checked is None or checked.error is None
     if isinstance(parsed, Finding):
         if line_of is not None:
             parsed = replace(parsed, line=line_of(parsed.line), end_line=line_of(parsed.end_line))
@@ -216,7 +224,8 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
         dag_span = spans.get(id(owner.report_node)) if owner is not None else None
         if dag_span is not None:
             flagged_dags.add((dag_span.line, dag_span.column))
-        finding = _finding(rule, report, span, shown, owner, _default_note(report, module, shown, line_of))
+        finding = _finding(rule, report if fixable else replace(report, fix=None), span, shown, owner,
+                           _default_note(report, module, shown, line_of))
         findings.append(finding)
         if report.fix is not None:
             fixes.append((finding, report.fix))
@@ -412,9 +421,13 @@ def check_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime,
                 progress(len(results), len(files))
     finally:
         _CURRENT.clear()   # the run's trees go with it
-    results += [FileResult(path, (_syntax_finding(display_path(path), 1, 1, problem),))
-                for path, problem in discovery.problems if is_enabled(SYNTAX_ERROR.code, settings)]
-    return combine(results, settings)
+    return combine(results + problem_results(discovery.problems, settings), settings)
+
+
+def problem_results(problems: Iterable[tuple[Path, str]], settings: Settings) -> list[FileResult]:
+    """What discovery could not read (an unreadable folder ...), each as a DG000 finding."""
+    return [FileResult(path, (_syntax_finding(display_path(path), 1, 1, problem),))
+            for path, problem in problems if is_enabled(SYNTAX_ERROR.code, settings)]
 
 
 def combine(results: Sequence[FileResult], settings: Settings) -> CheckResult:

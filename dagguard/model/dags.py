@@ -15,6 +15,7 @@ import libcst as cst
 from dagguard.model import airflow_names as names
 from dagguard.model.arguments import ArgValue, Arguments, call_arguments, dict_arguments
 from dagguard.model.factories import Resolver
+from dagguard.model.factory_keywords import FactoryCall
 from dagguard.model.project import ModuleLink
 from dagguard.model.import_guards import value_on_import
 from dagguard.model.nesting import Condition, Nesting, PrefixingGroup
@@ -74,6 +75,14 @@ class DagModel:
     # The loops and conditions around the DAG's creation: a loop there makes a new DAG each pass.
     nesting: Nesting = ()
     factory: Optional[str] = None    # the factory or wrapper whose call made it, qualified
+    factory_call: Optional[FactoryCall] = field(default=None, repr=False, compare=False)
+
+    def keyword_for(self, name: str) -> Optional[str]:
+        """The keyword a fix adds to the DAG's call to set `name`: `name` on DAG() and @dag; on
+        a factory's call, the keyword it passes on as `name`, or None when none surely does."""
+        if self.factory is None:
+            return name
+        return self.factory_call.keyword_for(name, self.args) if self.factory_call is not None else None
 
     @property
     def found_by(self) -> str:
@@ -243,8 +252,10 @@ class _Builder:
         if made is None:
             return None
         self.claimed_calls.add(id(call))
-        return self._make_dag(made.args, Evaluator(ctx.scope), "factory", call, call, None, ctx,  # type: ignore[arg-type]
-                              default_args=made.default_args, factory=made.factory)
+        dag = self._make_dag(made.args, Evaluator(ctx.scope), "factory", call, call, None, ctx,  # type: ignore[arg-type]
+                             default_args=made.default_args, factory=made.factory)
+        dag.factory_call = FactoryCall(self.resolver, call, ctx.scope, made.factory)  # type: ignore[arg-type]
+        return dag
 
     def _make_dag(self, args: Arguments, evaluator: Evaluator, kind: str, call: Optional[cst.Call],
                   report_node: cst.CSTNode, function: Optional[cst.FunctionDef], ctx: _Ctx,

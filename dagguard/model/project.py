@@ -75,6 +75,7 @@ class ProjectIndex:
         # Modules resolved through since the last `reset_touched`: what a file's result depends
         # on, so that a cache re-checks the callers of an edited factory.
         self.touched: set[Path] = set()
+        self._retired: list[ProjectModule] = []
 
     def reset_touched(self) -> frozenset[Path]:
         """The modules resolved through since the last call, and start afresh."""
@@ -124,6 +125,16 @@ class ProjectIndex:
         self._remembered.move_to_end(path)
         while len(self._remembered) > MAX_REMEMBERED:
             self._remembered.popitem(last=False)
+
+    def forget(self, path: Path) -> None:
+        """Drop the tree of `path` (its text changed: a fix pass); the next use reads the new one."""
+        path = _resolved(path)
+        self._remembered.pop(path, None)
+        old = self._by_path.pop(path, None)
+        if old is not None:
+            # Facts about nodes are keyed by id(): keeping the old tree alive keeps its ids unused.
+            self._retired.append(old)
+            self._by_name = {name: m for name, m in self._by_name.items() if m is not old}
 
     def _load(self, name: str, path: Path) -> Optional[ProjectModule]:
         path = _resolved(path)

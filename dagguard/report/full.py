@@ -8,7 +8,7 @@ from typing import Mapping, Optional
 
 from dagguard.engine.findings import Finding
 from dagguard.engine.runner import CheckResult
-from dagguard.report.text import BOLD, CYAN, code_style, paint, with_summary
+from dagguard.report.text import BOLD, CYAN, code_style, fix_marker, paint, with_summary
 
 CONTEXT_LINES = 2
 _NEWLINE = re.compile(r"\r\n?|\n")  # Python's line ends, so numbers match the findings'
@@ -65,7 +65,7 @@ def format_full(result: CheckResult, color: bool, summary: bool = True) -> str:
     sources = _Sources(result.sources)
     lines: list[str] = []
     for f in result.findings:
-        lines.append(f"{paint(f.code, color, BOLD, code_style(f))} {paint(f.message, color, BOLD)}")
+        lines.append(f"{paint(f.code, color, BOLD, code_style(f))} {fix_marker(f, result)}{paint(f.message, color, BOLD)}")
         source = sources.lines(f.path)
         width = len(str(_last_line(f, source))) if source else 1
         lines.append(f"{' ' * width}{paint('-->', color, CYAN)} {f.path}:{f.line}:{f.column}")

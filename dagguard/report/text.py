@@ -67,11 +67,14 @@ def format_text(result: CheckResult, color: bool, summary: bool = True) -> str:
     for f in result.findings:
         colon = paint(":", color, CYAN)
         lines.append(f"{paint(f.path, color, BOLD)}{colon}{f.line}{colon}{f.column}{colon} "
-                     f"{paint(f.code, color, BOLD, code_style(f))} {_marker(f, result)}{f.message}")
+                     f"{paint(f.code, color, BOLD, code_style(f))} {fix_marker(f, result)}{f.message}")
         lines.extend(help_line(f, color))
     return with_summary(lines, result, color, summary)
 
 
-def _marker(finding: Finding, result: CheckResult) -> str:
-    # Findings --fix (with this run's --unsafe-fixes) would fix are marked, as ruff marks them.
+def fix_marker(finding: Finding, result: CheckResult) -> str:
+    """`[*] ` before the message of a finding --fix (with this run's --unsafe-fixes) would fix,
+    as ruff marks them in its concise, full and grouped output; none on what --fix left."""
+    if result.after_fixes:
+        return ""
     return "[*] " if fix_applies(finding.fix_safety, result.unsafe_fixes) else ""

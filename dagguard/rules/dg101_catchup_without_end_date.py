@@ -67,6 +67,13 @@ def _fix(dag: DagModel, catchup: Optional[ArgValue]) -> Optional[Fix]:
         if not dag.args.complete:
             return None
         return add_dag_keyword_fix(dag, "catchup", cst.Name("False"), UNSAFE)
-    if catchup.origin == "keyword" and isinstance(catchup.node, cst.Name) and catchup.node.value == "True":
+    written = catchup.report_node
+    # `catchup=True` written in the DAG's own call (or passed by the caller to its factory):
+    # flip it there. A True the factory sets or defaults to is another file's (or every
+    # caller's): the call gets catchup=False instead, if the factory takes it.
+    if isinstance(written, cst.Arg) and written.value is catchup.node and isinstance(catchup.node, cst.Name) \
+            and catchup.node.value == "True":
         return Fix("set catchup=False", UNSAFE, ((catchup.node, catchup.node.with_changes(value="False")),))
+    if catchup.factory_default is not None:
+        return add_dag_keyword_fix(dag, "catchup", cst.Name("False"), UNSAFE)
     return None

@@ -7,7 +7,7 @@ from typing import Iterable, Optional
 from dagguard.model.arguments import ArgValue
 from dagguard.model.dags import DagModel, FileModel
 from dagguard.rules.base import UNSAFE, Fix, Report, Rule, RuleContext
-from dagguard.rules.edits import remove_argument, rename_fix, written_keyword
+from dagguard.rules.edits import forwarded_keyword, remove_argument, rename_fix
 
 # Checked against Airflow 3.3.2: DAG(**{name: ...}) raises TypeError for each of these.
 REMOVED = {
@@ -62,12 +62,14 @@ def _rename(dag: DagModel, name: str, arg: ArgValue) -> Optional[Fix]:
     new_name = RENAMED.get(name)
     if new_name == "schedule" and any(n in dag.args for n in RENAMED if RENAMED[n] == "schedule" and n != name):
         return None
-    return rename_fix(dag.args, name, written_keyword(arg), new_name)
+    if new_name is not None and dag.keyword_for(new_name) != new_name:
+        return None   # a factory that would not pass the new name on to DAG()
+    return rename_fix(dag.args, name, forwarded_keyword(dag, arg), new_name)
 
 
 def _drop(dag: DagModel, name: str, arg: ArgValue) -> Optional[Fix]:
     """Airflow 3 never calls it; dropping it loses what it did on Airflow 2."""
-    written = written_keyword(arg)
+    written = forwarded_keyword(dag, arg)
     if written is None or dag.call is None:
         return None
     return Fix(f"remove {name}=", UNSAFE, remove_argument(dag.call, written))

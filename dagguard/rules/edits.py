@@ -16,10 +16,24 @@ _Whitespace = Union[cst.BaseParenthesizableWhitespace, cst.MaybeSentinel]
 
 
 def written_keyword(arg: Optional[ArgValue]) -> Optional[cst.Arg]:
-    """The `name=value` Arg an argument is written as, when it is one (not a **splat entry)."""
+    """The `name=value` Arg an argument is written as, when it is one (not a **splat entry, nor
+    a caller's positional or differently named argument that a factory maps to it)."""
     if arg is None or arg.origin != "keyword" or not isinstance(arg.report_node, cst.Arg):
         return None
-    return arg.report_node
+    keyword = arg.report_node.keyword
+    return arg.report_node if keyword is not None and keyword.value == arg.name else None
+
+
+def forwarded_keyword(dag: DagModel, arg: Optional[ArgValue]) -> Optional[cst.Arg]:
+    """The `name=value` a DAG argument is written as in the DAG's own call, where a fix may
+    rename or drop it: on a factory's call, only one the factory forwards into DAG() through
+    **kwargs (a keyword bound to a parameter of the factory is the factory's own)."""
+    if dag.factory is None:
+        return written_keyword(arg)
+    if arg is None or arg.origin != "splat" or not isinstance(arg.report_node, cst.Arg):
+        return None
+    keyword = arg.report_node.keyword
+    return arg.report_node if keyword is not None and keyword.value == arg.name else None
 
 
 def rename_keyword(arg: cst.Arg, new_name: str) -> Edit:
@@ -82,12 +96,16 @@ def add_dag_keywords(dag: DagModel, keywords: Sequence[tuple[str, cst.BaseExpres
 
 def add_dag_keyword_fix(dag: DagModel, name: str, value: cst.BaseExpression, safety: str,
                         imports: tuple[Import, ...] = ()) -> Optional[Fix]:
-    """The fix adding `name=value` to the DAG's call (None where the DAG has no call to edit)."""
-    if not _has_call_to_edit(dag):
+    """The fix setting the DAG's `name` to `value` by adding a keyword to its call: `name=` on
+    DAG() and @dag, on a factory's call the keyword the factory passes on as `name`. None where
+    there is no call to edit or the factory may not accept the keyword (a TypeError at parse time)."""
+    keyword = dag.keyword_for(name)
+    if keyword is None or not _has_call_to_edit(dag):
         return None
     shown = value.value if isinstance(value, (cst.Integer, cst.Name)) else cst.Module([]).code_for_node(value)
-    return Fix(f"add {name}={shown}", safety,
-               lambda: (add_dag_keywords(dag, [(name, value)]),), imports)  # type: ignore[arg-type]
+    # The new nodes are built only when the fix is applied: most runs apply none.
+    return Fix(f"add {keyword}={shown}", safety,
+               lambda: (add_dag_keywords(dag, [(keyword, value)]),), imports)  # type: ignore[arg-type]
 
 
 def _has_call_to_edit(dag: DagModel) -> bool:

@@ -4,11 +4,12 @@ written atomically and only when the text changed."""
 from __future__ import annotations
 
 import os
+import sys
 
 import libcst as cst
 import pytest
 
-from dagguard.api import fix_paths, fix_source
+from dagguard.api import check_source, fix_paths, fix_source
 from dagguard.config import Settings
 from dagguard.engine import fixes as engine_fixes
 from dagguard.rules.base import SAFE, Fix
@@ -179,4 +180,17 @@ def test_a_file_this_python_cannot_compile_is_left_alone_and_says_why(monkeypatc
     source = "from airflow import DAG\nDAG('x', schedule_interval=None, max_active_runs=1, max_active_tasks=1)\n"
     result = _fixed(source, unsafe=False)
     assert result.fixed == source.encode() and result.applied == ()
+    assert [d.reason for d in result.dropped] == ["the file does not compile on this Python as it is"]
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="needs syntax libcst reads and this Python cannot compile")
+def test_findings_in_a_file_this_python_cannot_compile_are_not_marked_fixable():
+    # A 3.12 f-string on 3.11 (seen in the corpus): --fix cannot verify a fix, so check must
+    # not promise one either; the fix run still says why it left the file alone.
+    source = ("from airflow import DAG\nrow = {'a': 1}\nprint(f\"{row[\"a\"]}\")\n"
+              "DAG('x', schedule_interval=None, max_active_runs=1, max_active_tasks=1)\n")
+    (finding,) = check_source(source, "dag.py", now=NOW)
+    assert (finding.code, finding.fixable, finding.fix_safety) == ("DG106", False, None)
+    result = _fixed(source)
+    assert result.fixed == source.encode() and not result.result.findings[0].fixable
     assert [d.reason for d in result.dropped] == ["the file does not compile on this Python as it is"]

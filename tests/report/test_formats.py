@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from dagguard.engine.findings import Finding
 from dagguard.engine.runner import CheckResult
@@ -50,3 +51,29 @@ def test_sarif_region_and_rule_index():
     assert run["tool"]["driver"]["rules"][result["ruleIndex"]]["id"] == "DG101"
     assert result["locations"][0]["physicalLocation"]["region"] == {
         "startLine": 3, "startColumn": 5, "endLine": 3, "endColumn": 17}
+
+
+def _fixable(line: int, column: int, safety: str) -> Finding:
+    return Finding(path="d.py", line=line, column=column, code="DG106", rule="airflow3-removed-argument",
+                   severity="error", end_line=line, end_column=column + 1, message="passes schedule_interval",
+                   fixable=True, fix_safety=safety, fix_description="rename")
+
+
+def test_full_and_grouped_mark_fixable_findings_as_ruff_does():
+    result = CheckResult(findings=(_fixable(4, 6, "safe"), _fixable(12, 10, "unsafe")), files_checked=1,
+                         dag_count=1, clean_dag_count=0, sources={"d.py": "x = 1\n" * 12})
+    full = formatter("full")(result, False).splitlines()
+    assert "DG106 [*] passes schedule_interval" in full and "DG106 passes schedule_interval" in full
+    grouped = formatter("grouped")(result, False).splitlines()
+    # ruff's grouped layout: line numbers right-aligned, columns left-aligned.
+    assert grouped[1:3] == ["   4:6  DG106 [*] passes schedule_interval", "  12:10 DG106 passes schedule_interval"]
+    assert "DG106 [*] passes" in formatter("full")(replace(result, unsafe_fixes=True), False).split("-->")[1]
+
+
+def test_what_fix_left_is_never_marked():
+    # ruff: in --fix mode a finding whose fix applied would have been fixed; none is marked.
+    left = CheckResult(findings=(_fixable(4, 6, "safe"),), files_checked=1, dag_count=1, clean_dag_count=0,
+                       fixed=2, after_fixes=True)
+    for name in ("concise", "full", "grouped"):
+        assert "DG106 passes schedule_interval" in formatter(name)(left, False), name
+        assert "[*] passes" not in formatter(name)(left, False), name

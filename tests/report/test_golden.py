@@ -34,17 +34,20 @@ FINDINGS = (
     # A DAG-wide finding spans several lines; its message holds characters formats must escape.
     Finding(path=FIRST, line=4, column=6, code="DG102", rule="missing-max-active-runs", severity="warning",
             end_line=9, end_column=2, message="DAG 'orders_hourly' sets no max_active_runs: 100% <of> \"16\"",
-            help="set max_active_runs=1", dag_id="orders_hourly"),
+            help="set max_active_runs=1", dag_id="orders_hourly",
+            fixable=True, fix_safety="unsafe", fix_description="add max_active_runs=1"),
     Finding(path=FIRST, line=7, column=2, code="DG104", rule="dynamic-start-date", severity="error",
             end_line=7, end_column=53, message="start_date moves", dag_id="orders_hourly"),
     Finding(path=FIRST, line=8, column=5, code="DG101", rule="catchup-without-end-date", severity="error",
             end_line=8, end_column=17, message="DAG 'orders_hourly' enables catchup without end_date",
-            help="set end_date=... or catchup=False", dag_id="orders_hourly"),
+            help="set end_date=... or catchup=False", dag_id="orders_hourly",
+            fixable=True, fix_safety="unsafe", fix_description="set catchup=False"),
     Finding(path="dags/other.py", line=1, column=1, code="DG000", rule="syntax-error", severity="error",
             end_line=1, end_column=1, message="SyntaxError: invalid syntax"),
 )
+# With --unsafe-fixes, so the human formats mark the two fixable findings [*] as ruff does.
 RESULT = CheckResult(findings=FINDINGS, files_checked=3, dag_count=2, clean_dag_count=0,
-                     sources={FIRST: SOURCE, "dags/other.py": "def (:\n"})
+                     sources={FIRST: SOURCE, "dags/other.py": "def (:\n"}, unsafe_fixes=True)
 CLEAN = CheckResult(findings=(), files_checked=2, dag_count=2, clean_dag_count=2)
 EXTENSIONS = {"json": "json", "json-lines": "jsonl", "junit": "xml", "gitlab": "json", "sarif": "json",
               "rdjson": "json"}
