@@ -7,17 +7,22 @@ import os
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterable, Optional, Union
+from typing import TYPE_CHECKING, Iterable, Optional, Union
 
 from dagguard.config import ConfigError, Settings, describe, discover_settings, split_config_options
+from dagguard.engine import run
+from dagguard.engine.cache import ResultCache
 from dagguard.engine.findings import Finding
-from dagguard.engine.runner import CheckResult
-from dagguard.engine import runner
+from dagguard.engine.results import CheckResult, display_path
 from dagguard.engine.deep_stack import run_deep
-from dagguard.engine import fixes
-from dagguard.engine.fixes import FileFix, FixRun
 from dagguard.engine.files import discover_files, path_filter
 from dagguard.engine.selection import enabled_codes
+
+if TYPE_CHECKING:
+    from dagguard.engine.fixes import FileFix, FixRun
+
+# The checker (engine/runner.py, engine/fixes.py: libcst and the rules) is imported by the
+# functions that check: a run answered by the cache never needs it.
 
 __all__ = ["CheckResult", "ConfigError", "Finding", "Settings", "check_paths", "check_source", "check_stdin",
            "describe_settings", "discover_settings", "files_to_check", "read_stdin", "split_config_options",
@@ -34,11 +39,14 @@ def _now(now: Optional[dt.datetime]) -> dt.datetime:
 
 def check_paths(paths: Iterable[Union[str, Path]], *, settings: Optional[Settings] = None,
                 config: Optional[Path] = None, now: Optional[dt.datetime] = None,
-                progress: Optional[runner.Progress] = None, jobs: Optional[int] = None) -> CheckResult:
+                progress: Optional[run.Progress] = None, jobs: Optional[int] = None,
+                cache_dir: Optional[Path] = None) -> CheckResult:
     """Check every Python file under `paths`; settings come from pyproject.toml unless given.
     `progress` is called with (files checked, files to check) after each file.
 
     `jobs` processes check the files when there are enough of them (default: all cores).
+    With `cache_dir`, results are kept there and reused while their file, the project modules
+    it was resolved through, the settings, dagguard and the day of `now` are unchanged.
 
     Paths that do not exist are listed in the result's `missing_paths`. Raises ConfigError for a
     bad configuration.
@@ -49,7 +57,11 @@ def check_paths(paths: Iterable[Union[str, Path]], *, settings: Optional[Setting
     # As ruff does, a path that does not exist is reported and the others are still checked.
     present = [p for p in path_list if os.path.lexists(p)]
     missing = tuple(str(p) for p in path_list if not os.path.lexists(p))
-    result = runner.check_paths(present, settings, _now(now), progress, jobs) if present else runner.combine([], settings)
+    moment = _now(now)
+    if not present:
+        return replace(run.combine([], settings), missing_paths=missing)
+    cache = ResultCache(cache_dir, settings, moment) if cache_dir is not None else None
+    result = run.check_paths(present, settings, moment, progress, jobs, cache)
     return replace(result, missing_paths=missing) if missing else result
 
 
@@ -66,6 +78,8 @@ def describe_settings(settings: Settings) -> str:
 def check_source(source: Union[str, bytes], path: Union[str, Path] = "<string>.py", *,
                  settings: Optional[Settings] = None, now: Optional[dt.datetime] = None) -> list[Finding]:
     """Check one file's contents (per-file rules only) and return its findings."""
+    from dagguard.engine import runner
+
     result = run_deep(runner.check_source, source, Path(path), settings or Settings(), _now(now), str(path))
     return sorted(result.findings, key=lambda f: (f.line, f.column, f.code))
 
@@ -88,11 +102,13 @@ def check_stdin(source: Union[str, bytes], filename: Optional[Union[str, Path]] 
     if settings is None:
         settings = stdin_settings(path)
     if path is not None and settings.force_exclude and path_filter(path, settings)(path, False):
-        return runner.combine([], settings)  # excluded: nothing to check, as in ruff
-    shown = runner.display_path(path) if path is not None else STDIN
+        return run.combine([], settings)  # excluded: nothing to check, as in ruff
+    from dagguard.engine import runner
+
+    shown = display_path(path) if path is not None else STDIN
     checked = run_deep(runner.check_source, source, path or Path(STDIN), settings, _now(now), shown)
     text = source if isinstance(source, str) else source.decode("utf-8", errors="replace")
-    return replace(runner.combine([checked], settings), sources={shown: text})
+    return replace(run.combine([checked], settings), sources={shown: text})
 
 
 def fix_paths(paths: Iterable[Union[str, Path]], *, unsafe_fixes: bool = False, write: bool = True,
@@ -100,6 +116,8 @@ def fix_paths(paths: Iterable[Union[str, Path]], *, unsafe_fixes: bool = False, 
               now: Optional[dt.datetime] = None) -> FixRun:
     """Apply the fixes of every finding under `paths` (safe ones, and unsafe ones if asked);
     write the files that changed unless `write` is false. Returns what is left and what changed."""
+    from dagguard.engine import fixes
+
     path_list = [Path(p) for p in paths]
     if settings is None:
         settings = discover_settings(path_list, config)
@@ -109,6 +127,8 @@ def fix_paths(paths: Iterable[Union[str, Path]], *, unsafe_fixes: bool = False, 
 def fix_source(source: Union[str, bytes], path: Union[str, Path] = "<string>.py", *, unsafe_fixes: bool = False,
                settings: Optional[Settings] = None, now: Optional[dt.datetime] = None) -> FileFix:
     """Fix one file's contents (per-file rules only); nothing is written."""
+    from dagguard.engine import fixes
+
     data = source.encode("utf-8") if isinstance(source, str) else source
     return run_deep(fixes.fix_source, data, Path(path), settings or Settings(), _now(now), unsafe_fixes, str(path))
 

@@ -20,6 +20,9 @@ _KINDS = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
+MAX_FILE_BYTES = 10 * 1024 * 1024   # larger files are a DG000 finding, not read
+
+
 class UnreadableFile(Exception):
     """A file that is not read: not a regular file, too large, or an OS error; the message says which."""
 

@@ -6,7 +6,7 @@ import json
 from collections import Counter
 
 from dagguard.engine.findings import fix_applies
-from dagguard.engine.runner import CheckResult
+from dagguard.engine.results import CheckResult
 
 
 def rule_counts(result: CheckResult) -> list[dict[str, object]]:
