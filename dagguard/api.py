@@ -14,7 +14,6 @@ from dagguard.engine import run
 from dagguard.engine.cache import ResultCache
 from dagguard.engine.findings import Finding
 from dagguard.engine.results import CheckResult, display_path
-from dagguard.engine.deep_stack import run_deep
 from dagguard.engine.files import discover_files, path_filter
 from dagguard.engine.selection import enabled_codes
 
@@ -79,6 +78,7 @@ def check_source(source: Union[str, bytes], path: Union[str, Path] = "<string>.p
                  settings: Optional[Settings] = None, now: Optional[dt.datetime] = None) -> list[Finding]:
     """Check one file's contents (per-file rules only) and return its findings."""
     from dagguard.engine import runner
+    from dagguard.engine.deep_stack import run_deep
 
     result = run_deep(runner.check_source, source, Path(path), settings or Settings(), _now(now), str(path))
     return sorted(result.findings, key=lambda f: (f.line, f.column, f.code))
@@ -104,6 +104,7 @@ def check_stdin(source: Union[str, bytes], filename: Optional[Union[str, Path]] 
     if path is not None and settings.force_exclude and path_filter(path, settings)(path, False):
         return run.combine([], settings)  # excluded: nothing to check, as in ruff
     from dagguard.engine import runner
+    from dagguard.engine.deep_stack import run_deep
 
     shown = display_path(path) if path is not None else STDIN
     checked = run_deep(runner.check_source, source, path or Path(STDIN), settings, _now(now), shown)
@@ -128,6 +129,7 @@ def fix_source(source: Union[str, bytes], path: Union[str, Path] = "<string>.py"
                settings: Optional[Settings] = None, now: Optional[dt.datetime] = None) -> FileFix:
     """Fix one file's contents (per-file rules only); nothing is written."""
     from dagguard.engine import fixes
+    from dagguard.engine.deep_stack import run_deep
 
     data = source.encode("utf-8") if isinstance(source, str) else source
     return run_deep(fixes.fix_source, data, Path(path), settings or Settings(), _now(now), unsafe_fixes, str(path))

@@ -6,12 +6,13 @@ of `*`. One small file per entry: a pre-commit run over three files reads and wr
 entries, not the whole project's; concurrent runs replace whole entries atomically (temp file,
 then `os.replace`) and never lose each other's; a bad entry costs one re-check, not all.
 
-An entry is named by what selects it: the file (resolved and as given), the path messages show
-and the settings, so each file has one entry per configuration and an edit overwrites it. It
-holds what must still hold for the result to be reused: the format, dagguard's version and a
-fingerprint of its installed source, Python's version, the UTC day of `now` (run-count
-estimates in messages move with it), the file's content hash and the content hash of every
-project module the result was resolved through (editing a factory re-checks its callers).
+An entry is named by what selects it: the file as given, the working folder (with the path,
+what messages show) and the settings; so each file has one entry per configuration, and an
+edit overwrites it. It holds what must still hold for the result to be reused: the format,
+dagguard's version and a fingerprint of its installed source, Python's version, the UTC day of
+`now` (run-count estimates in messages move with it), the file's content hash and the content
+hash of every project module the result was resolved through (editing a factory re-checks its
+callers).
 
 The format is `marshal` of plain tuples (no class is named, no code runs on load) behind a
 magic string and a checksum: a truncated, corrupt or foreign file is a miss, never an error.
@@ -25,7 +26,6 @@ import hashlib
 import marshal
 import os
 import sys
-import tempfile
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any, Optional
@@ -35,7 +35,7 @@ from dagguard.config import Settings
 from dagguard.engine.dag_listing import DagSummary
 from dagguard.engine.files import MAX_FILE_BYTES, UnreadableFile, read_source
 from dagguard.engine.findings import Finding
-from dagguard.engine.results import FileResult, display_path
+from dagguard.engine.results import FileResult
 from dagguard.rules.rule import DagSite
 
 DEFAULT_DIR_NAME = ".dagguard_cache"
@@ -95,10 +95,12 @@ class ResultCache:
     def __init__(self, directory: Path, settings: Settings, now: dt.datetime) -> None:
         self.directory = directory
         self.entries = directory / _ENTRIES
+        self._entries_text = str(self.entries)
         self._settings = settings_key(settings)
         day = now.astimezone(dt.timezone.utc).date().isoformat()
         self._stamp = (FORMAT, __version__, source_fingerprint(), sys.implementation.name,
                        tuple(sys.version_info[:3]), day)
+        self._cwd = os.getcwd()
         self._digests: dict[str, str] = {}   # project module -> content hash, once per run
         self._ready = False
         self.problem: Optional[str] = None   # why entries could not be written, if they could not
@@ -116,7 +118,8 @@ class ResultCache:
         """The stored result of `path` if its content, its modules, dagguard and the day are
         those it was computed with; else None."""
         try:
-            data = (self.entries / self._name(path)).read_bytes()
+            with open(os.path.join(self._entries_text, self._name(path)), "rb") as file:
+                data = file.read()
         except OSError:
             return None
         try:
@@ -143,7 +146,9 @@ class ResultCache:
         return known
 
     def _name(self, path: Path) -> str:
-        selector = f"{os.path.abspath(path)}\0{path}\0{display_path(path)}\0{self._settings}"
+        # The shown path (messages carry it) follows from the path as given and the working
+        # folder; display_path itself resolves symlinks, which costs more than the lookup.
+        selector = f"{self._cwd}\0{path}\0{self._settings}"
         return hashlib.blake2b(selector.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
 
     # --- stores --------------------------------------------------------------------------------
@@ -189,6 +194,8 @@ def _unwrap(data: bytes) -> Optional[bytes]:
 
 
 def _write_atomically(target: Path, data: bytes) -> None:
+    import tempfile   # writes only: a warm run reads
+
     # A temp file in the same folder, then a rename: a reader sees the old entry or the new one.
     descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
     try:

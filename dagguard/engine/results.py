@@ -3,6 +3,7 @@ cache, the cross-file rules and the reporters work without libcst."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Optional
@@ -60,14 +61,28 @@ class CheckResult:
         return len({f.path for f in self.findings})
 
 
-def display_path(path: Path) -> str:
-    """The path as ruff shows it: relative to the working directory when below it."""
+def real_cwd() -> str:
+    """The working folder with symlinks resolved, as display_path compares against it."""
+    return os.path.realpath(os.getcwd())
+
+
+def display_path(path: Path, cwd: Optional[str] = None) -> str:
+    """The path as ruff shows it: relative to the working directory when below it. `cwd`, from
+    real_cwd(), saves resolving it again when showing many paths."""
     # The folder is resolved, not the file: a symlink is shown by its own name, not its target's.
+    # Strings, not Path objects: combine() shows every file this way, cached or not.
+    text = str(path)
     try:
-        absolute = path.parent.resolve() / path.name if path.name else path.resolve()
-        return str(absolute.relative_to(Path.cwd().resolve()))
-    except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
-        return str(path)
+        name = path.name
+        absolute = os.path.join(os.path.realpath(os.path.dirname(text) or "."), name) if name \
+            else os.path.realpath(text)
+        cwd = cwd if cwd is not None else real_cwd()
+    except (OSError, ValueError):
+        return text
+    if absolute == cwd:
+        return "."
+    below = cwd.rstrip(os.sep) + os.sep
+    return absolute[len(below):] if absolute.startswith(below) else text
 
 
 def syntax_finding(shown: str, line: int, column: int, message: str) -> Finding:

@@ -17,7 +17,7 @@ from dagguard.engine.cache import ResultCache
 from dagguard.engine.files import discover_files
 from dagguard.engine.findings import Finding
 from dagguard.engine.noqa import is_suppressed
-from dagguard.engine.results import CheckResult, FileResult, display_path, syntax_finding
+from dagguard.engine.results import CheckResult, FileResult, display_path, real_cwd, syntax_finding
 from dagguard.engine.selection import ignored_for_file, is_enabled
 from dagguard.rules import project_rules
 
@@ -98,7 +98,8 @@ def combine(results: Sequence[FileResult], settings: Settings) -> CheckResult:
     flagged |= {(r.path, line, column) for r in results for line, column in r.flagged_dags}
     clean = max(dag_count - len(flagged), 0)
     errors = tuple(e for r in results for e in r.internal_errors)
-    unseen = tuple(display_path(r.path) for r in results if r.imports_airflow and not r.dag_count)
+    cwd = real_cwd()
+    unseen = tuple(display_path(r.path, cwd) for r in results if r.imports_airflow and not r.dag_count)
     warnings = tuple(w for r in results for w in r.warnings)
     return CheckResult(tuple(findings), len(results), dag_count, clean, errors, warnings=warnings,
                        files_without_dags=unseen, dags=tuple(d for r in results for d in r.dags))

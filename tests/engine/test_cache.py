@@ -270,3 +270,15 @@ def test_the_same_results_with_one_job_two_jobs_and_a_warm_cache(tmp_path: Path)
     assert len(_entries(tmp_path / "cache")) == len(files)
     warm = _check([corpus], tmp_path / "cache", settings, jobs=2)
     assert one == two == cold == warm
+
+
+def test_another_working_folder_shows_its_own_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "dags").mkdir()
+    (tmp_path / "dags" / "orders.py").write_text(HOURLY)
+    target = tmp_path / "dags"   # absolute: the shown path still depends on the working folder
+    monkeypatch.chdir(tmp_path)
+    here = _check([target], tmp_path / "cache")
+    monkeypatch.chdir(target)
+    there = _check([target], tmp_path / "cache")
+    assert {f.path for f in here.findings} == {"dags/orders.py"}
+    assert {f.path for f in there.findings} == {"orders.py"}
