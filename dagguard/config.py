@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import sys
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -336,13 +337,20 @@ def discover_settings(paths: list[Path], config: Optional[Path] = None,
 
 
 def _common_folder(paths: list[Path]) -> Path:
-    resolved = [p.resolve() for p in paths]
-    folders = [p if p.is_dir() else p.parent for p in resolved]
-    common = folders[0]
-    for folder in folders[1:]:
-        while common not in (folder, *folder.parents):
-            common = common.parent
-    return common
+    # Strings, and each folder resolved once: pre-commit and CI pass thousands of file names.
+    resolved: dict[str, str] = {}
+    return Path(os.path.commonpath([_real_folder(str(p), resolved) for p in paths]))
+
+
+def _real_folder(path: str, resolved: dict[str, str]) -> str:
+    """The folder `path` is (a folder) or is in, with symlinks resolved (the file's own too)."""
+    if os.path.islink(path) or os.path.isdir(path):
+        real = os.path.realpath(path)
+        return real if os.path.isdir(real) else os.path.dirname(real)
+    folder = os.path.dirname(path) or "."
+    if folder not in resolved:
+        resolved[folder] = os.path.realpath(folder)
+    return resolved[folder]
 
 
 def _toml_value(value: Any, table: bool = False) -> str:

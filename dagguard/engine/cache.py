@@ -102,6 +102,7 @@ class ResultCache:
                        tuple(sys.version_info[:3]), day)
         self._cwd = os.getcwd()
         self._digests: dict[str, str] = {}   # project module -> content hash, once per run
+        self._paths: dict[str, Path] = {}     # the modules' paths, made once: files share them
         self._ready = False
         self.problem: Optional[str] = None   # why entries could not be written, if they could not
 
@@ -131,7 +132,7 @@ class ResultCache:
                 return None
             if any(self._module_digest(module) != module_digest for module, module_digest in depends_on):
                 return None
-            return _decode(path, facts)
+            return _decode(path, facts, self._paths)
         except Exception:  # a foreign or damaged entry: a miss, rewritten after the check
             return None
 
@@ -225,7 +226,7 @@ def _encode(result: FileResult) -> tuple[Any, ...]:
     )
 
 
-def _decode(path: Path, facts: tuple[Any, ...]) -> FileResult:
+def _decode(path: Path, facts: tuple[Any, ...], paths: dict[str, Path]) -> FileResult:
     findings, sites, dag_count, flagged, noqa, imports_airflow, dags, depends_on, warnings = facts
     return FileResult(
         path=path,
@@ -237,6 +238,6 @@ def _decode(path: Path, facts: tuple[Any, ...]) -> FileResult:
         noqa=noqa,
         imports_airflow=imports_airflow,
         dags=tuple(DagSummary(*values) for values in dags),
-        depends_on=frozenset(Path(module) for module in depends_on),
+        depends_on=frozenset(paths.get(module) or paths.setdefault(module, Path(module)) for module in depends_on),
         warnings=tuple(warnings),
     )

@@ -29,21 +29,35 @@ def _read_spec(path: Path) -> Optional[GitIgnoreSpec]:
     return GitIgnoreSpec.from_lines(lines)
 
 
-def git_root(folder: Path) -> Optional[Path]:
-    """The nearest folder at or above `folder` holding `.git` (a folder, or a worktree's file)."""
-    for candidate in (folder, *folder.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return None
+def git_root(folder: Path, known: Optional[dict[str, Optional[str]]] = None) -> Optional[Path]:
+    """The nearest folder at or above `folder` holding `.git` (a folder, or a worktree's file).
+    `known` remembers the answers for every folder looked at, for callers asking about many."""
+    known = {} if known is None else known
+    walked: list[str] = []
+    current = os.path.abspath(folder)
+    while current not in known:
+        walked.append(current)
+        if os.path.exists(os.path.join(current, ".git")):
+            known[current] = current
+            break
+        parent = os.path.dirname(current)
+        if parent == current:
+            known[current] = None
+            break
+        current = parent
+    found = known[current]
+    known.update((folder_walked, found) for folder_walked in walked)
+    return Path(found) if found is not None else None
 
 
 class IgnoreFiles:
     """Answers "is this path ignored?" for paths below `top`, reading each ignore file once."""
 
-    def __init__(self, top: Path) -> None:
+    def __init__(self, top: Path, base: Optional[Path] = None) -> None:
+        """`base`: where the ignore files start counting, when the caller knows (git_root)."""
         top = Path(os.path.abspath(top))
         folder = top if top.is_dir() else top.parent
-        self._base = str(git_root(folder) or folder)
+        self._base = str(base or git_root(folder) or folder)
         self._specs = lru_cache(maxsize=None)(self._folder_specs)
         if top.is_dir() and self.ignored(top, True):
             # A folder given explicitly is checked although ignored (as in ruff); only the ignore

@@ -166,8 +166,9 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     )
     summaries = tuple(summarize(dag, shown, spans[id(dag.report_node)].line)
                       for dag in model.dags if id(dag.report_node) in spans)
-    # Rules read constants lazily too: collect what the model and the rules resolved through.
-    depends_on = project.reset_touched() if project is not None else frozenset()
+    # Rules read constants lazily too: collect what the model and the rules resolved through,
+    # and the .sql files they read.
+    depends_on = (project.reset_touched() if project is not None else frozenset()) | model.read_files
     return FileResult(path, tuple(findings), sites, len(model.dags), frozenset(flagged_dags), noqa, tuple(errors),
                       imports_airflow=_imports_airflow(model.scope), dags=summaries, depends_on=depends_on,
                       module=module if keep_fixes else None, fixes=tuple(fixes) if keep_fixes else (),

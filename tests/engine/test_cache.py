@@ -282,3 +282,21 @@ def test_another_working_folder_shows_its_own_paths(tmp_path: Path, monkeypatch:
     there = _check([target], tmp_path / "cache")
     assert {f.path for f in here.findings} == {"dags/orders.py"}
     assert {f.path for f in there.findings} == {"orders.py"}
+
+
+def test_editing_a_sql_file_rechecks_the_dag_that_reads_it(tmp_path: Path, parses: list[int]) -> None:
+    (tmp_path / "load.sql").write_text("INSERT INTO t SELECT * FROM s WHERE d = '{{ next_ds }}'")
+    (tmp_path / "dag.py").write_text("""\
+from airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator
+from airflow.sdk import DAG
+
+with DAG("d", schedule="@daily", max_active_runs=1, max_active_tasks=1):
+    SQLExecuteQueryOperator(task_id="t", sql="load.sql")
+""")
+    before = _check([tmp_path / "dag.py"], tmp_path / "cache")
+    assert "DG205" in {f.code for f in before.findings}   # next_ds is gone in Airflow 3
+    (tmp_path / "load.sql").write_text("INSERT INTO t SELECT * FROM s WHERE d = '{{ ds }}'")
+    parses.clear()
+    after = _check([tmp_path / "dag.py"], tmp_path / "cache")
+    assert parses
+    assert "DG205" not in {f.code for f in after.findings}
