@@ -172,9 +172,12 @@ class ResultCache:
     def _prepare(self) -> None:
         if self._ready:
             return
+        # The tag and the `*` .gitignore go only into a folder the cache has to itself: one it
+        # creates, or an empty one (`--cache-dir .` must not hide a project from git).
+        fresh = not self.directory.exists() or not any(self.directory.iterdir())
         self.entries.mkdir(parents=True, exist_ok=True)
-        for name, text in (("CACHEDIR.TAG", _CACHEDIR_TAG), (".gitignore", "# Created by dagguard.\n*\n")):
-            if not (self.directory / name).is_file():
+        if fresh:
+            for name, text in (("CACHEDIR.TAG", _CACHEDIR_TAG), (".gitignore", "# Created by dagguard.\n*\n")):
                 _write_atomically(self.directory / name, text.encode())
         self._ready = True
 

@@ -4,11 +4,11 @@ result (the file, the modules it resolved through, the settings, the day) re-che
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import libcst
@@ -300,3 +300,26 @@ with DAG("d", schedule="@daily", max_active_runs=1, max_active_tasks=1):
     after = _check([tmp_path / "dag.py"], tmp_path / "cache")
     assert parses
     assert "DG205" not in {f.code for f in after.findings}
+
+
+def test_a_cache_that_cannot_be_written_is_a_warning_not_an_error(tmp_path: Path) -> None:
+    (tmp_path / "orders.py").write_text(HOURLY)
+    (tmp_path / "blocked").write_text("a file where the cache folder would go")
+    result = _check([tmp_path / "orders.py"], tmp_path / "blocked")
+    assert result == replace(_check([tmp_path / "orders.py"], None), warnings=result.warnings)
+    (warning,) = result.warnings
+    assert warning.startswith(f"cannot write the cache in {tmp_path / 'blocked'}: ")
+    assert warning.endswith("; results are not cached")
+    run = _dagguard("orders.py", "--cache-dir", "blocked", cwd=tmp_path)
+    assert run.returncode == 1
+    assert "dagguard: warning: cannot write the cache in blocked" in run.stderr
+
+
+def test_markers_go_only_into_a_folder_the_cache_has_to_itself(tmp_path: Path) -> None:
+    (tmp_path / "orders.py").write_text(HOURLY)
+    shared = tmp_path / "build"
+    shared.mkdir()
+    (shared / "report.txt").write_text("someone else's file")
+    _check([tmp_path / "orders.py"], shared)
+    assert len(_entries(shared)) == 1
+    assert not (shared / ".gitignore").exists() and not (shared / "CACHEDIR.TAG").exists()
