@@ -162,7 +162,10 @@ class ResultCache:
         depends_on = tuple(sorted((str(module), self._module_digest(str(module))) for module in result.depends_on))
         if any(not module_digest for _, module_digest in depends_on):
             return
-        payload = marshal.dumps((self._stamp, digest, depends_on, _encode(result)))
+        try:
+            payload = marshal.dumps((self._stamp, digest, depends_on, _encode(result)))
+        except ValueError:  # a value marshal cannot hold (a new field's type): not kept, not an error
+            return
         try:
             self._prepare()
             _write_atomically(self.entries / self._name(path), _wrap(payload))
