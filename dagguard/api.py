@@ -7,18 +7,22 @@ import os
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterable, Optional, Union
+from typing import TYPE_CHECKING, Iterable, Optional, Union
 
 from dagguard.config import ConfigError, Settings, describe, discover_settings, split_config_options
+from dagguard.engine import run
+from dagguard.engine.cache import ResultCache
 from dagguard.engine.findings import Finding
-from dagguard.engine.runner import CheckResult
-from dagguard.engine import runner
-from dagguard.engine.deep_stack import run_deep
-from dagguard.engine import fixes
-from dagguard.engine.fixes import FileFix, FixRun
+from dagguard.engine.results import CheckResult, display_path
 from dagguard.engine.files import discover_files, path_filter
 from dagguard.engine.selection import enabled_codes
-from dagguard.model.project import ProjectIndex, project_roots
+
+if TYPE_CHECKING:
+    from dagguard.engine.fixes import FileFix, FixRun
+    from dagguard.model.project import ProjectIndex
+
+# The checker (engine/runner.py, engine/fixes.py: libcst and the rules) is imported by the
+# functions that check: a run answered by the cache never needs it.
 
 __all__ = ["CheckResult", "ConfigError", "Finding", "Settings", "check_paths", "check_source", "check_stdin",
            "describe_settings", "discover_settings", "files_to_check", "read_stdin", "split_config_options",
@@ -35,11 +39,14 @@ def _now(now: Optional[dt.datetime]) -> dt.datetime:
 
 def check_paths(paths: Iterable[Union[str, Path]], *, settings: Optional[Settings] = None,
                 config: Optional[Path] = None, now: Optional[dt.datetime] = None,
-                progress: Optional[runner.Progress] = None, jobs: Optional[int] = None) -> CheckResult:
+                progress: Optional[run.Progress] = None, jobs: Optional[int] = None,
+                cache_dir: Optional[Path] = None) -> CheckResult:
     """Check every Python file under `paths`; settings come from pyproject.toml unless given.
     `progress` is called with (files checked, files to check) after each file.
 
     `jobs` processes check the files when there are enough of them (default: all cores).
+    With `cache_dir`, results are kept there and reused while their file, the project modules
+    it was resolved through, the settings, dagguard and the day of `now` are unchanged.
 
     Paths that do not exist are listed in the result's `missing_paths`. Raises ConfigError for a
     bad configuration.
@@ -50,7 +57,11 @@ def check_paths(paths: Iterable[Union[str, Path]], *, settings: Optional[Setting
     # As ruff does, a path that does not exist is reported and the others are still checked.
     present = [p for p in path_list if os.path.lexists(p)]
     missing = tuple(str(p) for p in path_list if not os.path.lexists(p))
-    result = runner.check_paths(present, settings, _now(now), progress, jobs) if present else runner.combine([], settings)
+    moment = _now(now)
+    if not present:
+        return replace(run.combine([], settings), missing_paths=missing)
+    cache = ResultCache(cache_dir, settings, moment) if cache_dir is not None else None
+    result = run.check_paths(present, settings, moment, progress, jobs, cache)
     return replace(result, missing_paths=missing) if missing else result
 
 
@@ -67,6 +78,9 @@ def describe_settings(settings: Settings) -> str:
 def check_source(source: Union[str, bytes], path: Union[str, Path] = "<string>.py", *,
                  settings: Optional[Settings] = None, now: Optional[dt.datetime] = None) -> list[Finding]:
     """Check one file's contents (per-file rules only) and return its findings."""
+    from dagguard.engine import runner
+    from dagguard.engine.deep_stack import run_deep
+
     result = run_deep(runner.check_source, source, Path(path), settings or Settings(), _now(now), str(path))
     return sorted(result.findings, key=lambda f: (f.line, f.column, f.code))
 
@@ -89,12 +103,15 @@ def check_stdin(source: Union[str, bytes], filename: Optional[Union[str, Path]] 
     if settings is None:
         settings = stdin_settings(path)
     if _stdin_excluded(path, settings):
-        return runner.combine([], settings)  # excluded: nothing to check, as in ruff
-    shown = runner.display_path(path) if path is not None else STDIN
+        return run.combine([], settings)  # excluded: nothing to check, as in ruff
+    from dagguard.engine import runner
+    from dagguard.engine.deep_stack import run_deep
+
+    shown = display_path(path) if path is not None else STDIN
     checked = run_deep(runner.check_source, source, path or Path(STDIN), settings, _now(now), shown,
                        _stdin_project(path, settings))
     text = source if isinstance(source, str) else source.decode("utf-8", errors="replace")
-    return replace(runner.combine([checked], settings), sources={shown: text})
+    return replace(run.combine([checked], settings), sources={shown: text})
 
 
 def fix_stdin(source: Union[str, bytes], filename: Optional[Union[str, Path]] = None, *, unsafe_fixes: bool = False,
@@ -104,15 +121,20 @@ def fix_stdin(source: Union[str, bytes], filename: Optional[Union[str, Path]] = 
     path = Path(filename) if filename is not None else None
     if settings is None:
         settings = stdin_settings(path)
+    from dagguard.engine import fixes
+    from dagguard.engine.deep_stack import run_deep
+    from dagguard.engine.fixes import FileFix, FixRun
+    from dagguard.engine.results import FileResult
+
     data = source.encode("utf-8") if isinstance(source, str) else source
     if _stdin_excluded(path, settings):   # ruff hands the source back unchanged and reports nothing
-        untouched = FileFix(path or Path(STDIN), data, data, (), (), runner.FileResult(path or Path(STDIN), ()))
-        return FixRun(replace(runner.combine([], settings), unsafe_fixes=unsafe_fixes), (untouched,))
-    shown = runner.display_path(path) if path is not None else STDIN
+        untouched = FileFix(path or Path(STDIN), data, data, (), (), FileResult(path or Path(STDIN), ()))
+        return FixRun(replace(run.combine([], settings), unsafe_fixes=unsafe_fixes), (untouched,))
+    shown = display_path(path) if path is not None else STDIN
     fixed = run_deep(fixes.fix_source, data, path or Path(STDIN), settings, _now(now), unsafe_fixes, shown,
                      _stdin_project(path, settings))
     text = fixes.decoded(fixed.fixed)
-    result = replace(runner.combine([fixed.result], settings), sources={shown: text}, unsafe_fixes=unsafe_fixes,
+    result = replace(run.combine([fixed.result], settings), sources={shown: text}, unsafe_fixes=unsafe_fixes,
                      fixed=len(fixed.applied), after_fixes=True)
     return FixRun(result, (fixed,))
 
@@ -122,8 +144,10 @@ def _stdin_excluded(path: Optional[Path], settings: Settings) -> bool:
     return path is not None and settings.force_exclude and path_filter(path, settings)(path, False)
 
 
-def _stdin_project(path: Optional[Path], settings: Settings) -> ProjectIndex:
+def _stdin_project(path: Optional[Path], settings: Settings) -> "ProjectIndex":
     """The project index `check` would use for the file stdin stands for."""
+    from dagguard.model.project import ProjectIndex, project_roots   # libcst: only when checking
+
     return ProjectIndex(project_roots([path] if path is not None else [], settings.config_path, settings.src))
 
 
@@ -132,6 +156,8 @@ def fix_paths(paths: Iterable[Union[str, Path]], *, unsafe_fixes: bool = False, 
               now: Optional[dt.datetime] = None) -> FixRun:
     """Apply the fixes of every finding under `paths` (safe ones, and unsafe ones if asked);
     write the files that changed unless `write` is false. Returns what is left and what changed."""
+    from dagguard.engine import fixes
+
     path_list = [Path(p) for p in paths]
     if settings is None:
         settings = discover_settings(path_list, config)
@@ -141,6 +167,9 @@ def fix_paths(paths: Iterable[Union[str, Path]], *, unsafe_fixes: bool = False, 
 def fix_source(source: Union[str, bytes], path: Union[str, Path] = "<string>.py", *, unsafe_fixes: bool = False,
                settings: Optional[Settings] = None, now: Optional[dt.datetime] = None) -> FileFix:
     """Fix one file's contents (per-file rules only); nothing is written."""
+    from dagguard.engine import fixes
+    from dagguard.engine.deep_stack import run_deep
+
     data = source.encode("utf-8") if isinstance(source, str) else source
     return run_deep(fixes.fix_source, data, Path(path), settings or Settings(), _now(now), unsafe_fixes, str(path))
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import datetime
 
     from dagguard.config import RuleSelection, Settings
-    from dagguard.engine.runner import CheckResult
+    from dagguard.engine.results import CheckResult
 
 app = typer.Typer(
     add_completion=False,
@@ -115,6 +115,12 @@ def check(
     show_fixes: bool = typer.Option(False, "--show-fixes", help="List the fixes applied, per file."),
     exit_non_zero_on_fix: bool = typer.Option(False, "--exit-non-zero-on-fix", help="Exit 1 when any fix was applied, even if nothing is left."),
     add_noqa: bool = typer.Option(False, "--add-noqa", help="Add `# noqa: CODES` for every current finding."),
+    no_cache: bool = typer.Option(False, "--no-cache", envvar="DAGGUARD_NO_CACHE",
+                                  help="Check every file; do not read or write the cache [env: DAGGUARD_NO_CACHE]"),
+    cache_dir: Optional[Path] = typer.Option(
+        None, "--cache-dir", metavar="CACHE_DIR", envvar="DAGGUARD_CACHE_DIR",
+        help="Keep results in this folder [env: DAGGUARD_CACHE_DIR] [default: .dagguard_cache "
+             "beside pyproject.toml]"),
 ) -> None:
     """Check DAG files without importing or running them."""
     from dagguard import api
@@ -154,7 +160,10 @@ def check(
         if from_stdin:
             result = api.check_stdin(api.read_stdin(), stdin_filename, settings=settings, now=fixed_now)
         else:
-            result = _check_with_progress(targets, settings, fixed_now, output_format, quiet or silent, jobs)
+            from dagguard.engine.cache import cache_directory
+
+            cache = None if no_cache else cache_directory(cache_dir, settings)
+            result = _check_with_progress(targets, settings, fixed_now, output_format, quiet or silent, jobs, cache)
         result = replace(result, unsafe_fixes=unsafe_fixes)
     except api.ConfigError as exc:
         raise fail(str(exc)) from None
@@ -177,16 +186,17 @@ def print_warnings(warnings: Iterable[str]) -> None:
 
 
 def _check_with_progress(targets: list[Path], settings: "Settings", now: Optional["datetime.datetime"],
-                         output_format: str, quiet: bool, jobs: Optional[int]) -> "CheckResult":
+                         output_format: str, quiet: bool, jobs: Optional[int],
+                         cache: Optional[Path]) -> "CheckResult":
     from dagguard import api
     from dagguard.progress import DelayedProgressBar, wants_progress
     from dagguard.report import HUMAN_FORMATS
 
     if not wants_progress(output_format in HUMAN_FORMATS, quiet):
-        return api.check_paths(targets, settings=settings, now=now, jobs=jobs)
+        return api.check_paths(targets, settings=settings, now=now, jobs=jobs, cache_dir=cache)
     bar = DelayedProgressBar()
     try:
-        return api.check_paths(targets, settings=settings, now=now, progress=bar, jobs=jobs)
+        return api.check_paths(targets, settings=settings, now=now, progress=bar, jobs=jobs, cache_dir=cache)
     finally:
         bar.close()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import sys
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -65,6 +66,7 @@ class Settings:
     )
     src: tuple[str, ...] = ()
     dag_factories: tuple[DeclaredFactory, ...] = ()
+    cache_dir: Optional[str] = None   # relative to the config file's folder; engine/cache.py
     config_path: Optional[Path] = field(default=None, compare=False)
 
     @property
@@ -94,12 +96,12 @@ ALL_SELECTOR = "ALL"
 def selector_error(selector: str) -> Optional[str]:
     """Why `selector` selects no rule (None when it is `ALL` or a prefix of a rule code), as ruff
     rejects unknown selectors: a typo must not turn the linter off."""
-    from dagguard.rules import RULES_BY_CODE  # the registry pulls in libcst: only when needed
+    from dagguard.rules import RULE_CODES  # the codes alone: no rule module is imported
 
     # A selector is the linter (DG) or a prefix of a code after it: "D" is not one, as in ruff.
-    if selector == ALL_SELECTOR or (selector.startswith("DG") and any(c.startswith(selector) for c in RULES_BY_CODE)):
+    if selector == ALL_SELECTOR or (selector.startswith("DG") and any(c.startswith(selector) for c in RULE_CODES)):
         return None
-    return (f"unknown rule selector {selector!r} (codes run {min(RULES_BY_CODE)}-{max(RULES_BY_CODE)}; "
+    return (f"unknown rule selector {selector!r} (codes run {min(RULE_CODES)}-{max(RULE_CODES)}; "
             "`dagguard rules` lists them)")
 
 
@@ -164,6 +166,14 @@ def _boolean(key: str, path: Path) -> Callable[[Any], bool]:
     return convert
 
 
+def _folder(key: str, path: Path) -> Callable[[Any], str]:
+    def convert(value: Any) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"{path}: [tool.dagguard] {key} must be a folder path, got {value!r}")
+        return value
+    return convert
+
+
 def _per_file_ignores(path: Path) -> Callable[[Any], tuple[tuple[str, tuple[str, ...]], ...]]:
     def convert(value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
         if not isinstance(value, dict):
@@ -221,6 +231,7 @@ def _converters(path: Path) -> Mapping[str, tuple[str, Callable[[Any], Any]]]:
         "dag-factories": ("dag_factories", _dag_factories(path)),
         "fix-max-active-runs": ("fix_max_active_runs", _positive_int("fix-max-active-runs", path)),
         "fix-max-active-tasks": ("fix_max_active_tasks", _positive_int("fix-max-active-tasks", path)),
+        "cache-dir": ("cache_dir", _folder("cache-dir", path)),
     }
 
 
@@ -326,13 +337,20 @@ def discover_settings(paths: list[Path], config: Optional[Path] = None,
 
 
 def _common_folder(paths: list[Path]) -> Path:
-    resolved = [p.resolve() for p in paths]
-    folders = [p if p.is_dir() else p.parent for p in resolved]
-    common = folders[0]
-    for folder in folders[1:]:
-        while common not in (folder, *folder.parents):
-            common = common.parent
-    return common
+    # Strings, and each folder resolved once: pre-commit and CI pass thousands of file names.
+    resolved: dict[str, str] = {}
+    return Path(os.path.commonpath([_real_folder(str(p), resolved) for p in paths]))
+
+
+def _real_folder(path: str, resolved: dict[str, str]) -> str:
+    """The folder `path` is (a folder) or is in, with symlinks resolved (the file's own too)."""
+    if os.path.islink(path) or os.path.isdir(path):
+        real = os.path.realpath(path)
+        return real if os.path.isdir(real) else os.path.dirname(real)
+    folder = os.path.dirname(path) or "."
+    if folder not in resolved:
+        resolved[folder] = os.path.realpath(folder)
+    return resolved[folder]
 
 
 def _toml_value(value: Any, table: bool = False) -> str:
@@ -351,7 +369,7 @@ def describe(settings: Settings, enabled: Iterable[str]) -> str:
     """`--show-settings`: the resolved settings as a `[tool.dagguard]` table, and the rules they enable."""
     lines = [f"# config file: {settings.config_path or 'none (defaults)'}", "[tool.dagguard]"]
     for key, (attr, _) in _converters(Path("-")).items():
-        if attr != "dag_factories":
+        if attr != "dag_factories" and getattr(settings, attr) is not None:  # cache-dir unset: the default
             lines.append(f"{key} = {_toml_value(getattr(settings, attr), table=attr == 'per_file_ignores')}")
     for declared in settings.dag_factories:   # sub-tables come after the table's own keys
         lines.append(f'[tool.dagguard.dag-factories."{declared.qualname}"]')

@@ -1,4 +1,4 @@
-"""Shared fixtures: the throwaway PostgreSQL server and repository paths."""
+"""Shared fixtures: the throwaway PostgreSQL server, repository paths, a private result cache."""
 
 from __future__ import annotations
 
@@ -10,6 +10,16 @@ import pytest
 from tests.support.postgres import PostgresUnavailable, skip_or_fail, throwaway_postgres
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _private_result_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test's CLI runs (in-process or subprocesses) get a fresh cache of their own: none is
+    written into the repository, and no test sees another's results."""
+    folder = tmp_path_factory.mktemp("dagguard-cache")
+    monkeypatch.setenv("DAGGUARD_CACHE_DIR", str(folder))
+    monkeypatch.delenv("DAGGUARD_NO_CACHE", raising=False)
+    return folder
 
 
 @pytest.fixture(scope="session")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import asdict, dataclass
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-from dagguard.model.arguments import Arguments
-from dagguard.model.dags import DagModel
-from dagguard.model.values import UNKNOWN, AssetSchedule, StaticDict, Timetable
+if TYPE_CHECKING:   # the listing is read without the model: a cached run has no tree
+    from dagguard.model.arguments import Arguments
+    from dagguard.model.dags import DagModel
 
 UNKNOWN_TEXT = "unknown"
 NOT_SET = "not set"
@@ -66,6 +66,8 @@ def _argument(args: Arguments, name: str) -> str:
 
 
 def _text(value: Any) -> str:
+    from dagguard.model.values import UNKNOWN, AssetSchedule, StaticDict, Timetable   # loaded by then: the file was parsed
+
     if value is UNKNOWN:
         return UNKNOWN_TEXT
     if isinstance(value, dt.datetime):

@@ -6,10 +6,10 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Optional
 
 from dagguard.config import ConfigError, Settings
-from dagguard.engine.ignore_files import IgnoreFiles
+from dagguard.engine.ignore_files import IgnoreFiles, git_root
 from dagguard.engine.selection import matches_glob
 
 SKIPPED_FOLDERS = frozenset({
@@ -18,6 +18,9 @@ SKIPPED_FOLDERS = frozenset({
 })
 _KINDS = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+MAX_FILE_BYTES = 10 * 1024 * 1024   # larger files are a DG000 finding, not read
 
 
 class UnreadableFile(Exception):
@@ -51,10 +54,20 @@ def discover_files(paths: Iterable[Path], settings: Settings) -> Discovery:
     """
     found: set[Path] = set()
     problems: list[tuple[Path, str]] = []
+    # A named file's filter depends only on where its ignore files start (its git root, else
+    # its folder): files named one by one (pre-commit passes thousands) share one, and each
+    # ignore file is read once.
+    roots: dict[str, Optional[str]] = {}
+    file_filters: dict[Path, Callable[[Path, bool], bool]] = {}
     for path in paths:
         if not os.path.lexists(path):
             raise ConfigError(f"{path}: no such file or directory")
-        skip = path_filter(path, settings)
+        if os.path.isdir(path):
+            skip = path_filter(path, settings)
+        else:
+            folder = Path(os.path.dirname(os.path.abspath(path)))
+            base = git_root(folder, roots) or folder
+            skip = file_filters.get(base) or file_filters.setdefault(base, path_filter(path, settings, base))
         try:
             mode = path.stat().st_mode
         except OSError:
@@ -124,10 +137,11 @@ def too_large_message(size: int, max_bytes: int) -> str:
     return f"file is too large to check ({size // 1024 // 1024} MiB, limit {max_bytes // 1024 // 1024} MiB)"
 
 
-def path_filter(top: Path, settings: Settings) -> Callable[[Path, bool], bool]:
-    """Whether a path below `top` is left out: `exclude`, and the ignore files unless
-    respect-gitignore is off. Called with (path, is it a folder)."""
-    ignore_files = IgnoreFiles(top) if settings.respect_gitignore else None
+def path_filter(top: Path, settings: Settings, base: Optional[Path] = None) -> Callable[[Path, bool], bool]:
+    """Whether a path below `top` is left out: `exclude`, and the ignore files (from `base`
+    down, default: top's git root) unless respect-gitignore is off. Called with (path, is it a
+    folder)."""
+    ignore_files = IgnoreFiles(top, base) if settings.respect_gitignore else None
 
     def skip(path: Path, is_dir: bool) -> bool:
         return _excluded(path, settings) or (ignore_files is not None and ignore_files.ignored(path, is_dir))

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Optional
+
+
+_JSON_KEYS = ("code", "rule", "severity", "path", "line", "column", "end_line", "end_column",
+              "message", "help", "dag_id", "fixable")
 
 
 @dataclass(frozen=True, order=True)
@@ -25,10 +29,9 @@ class Finding:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape: every field, in a stable order."""
-        data = asdict(self)
-        ordered = ("code", "rule", "severity", "path", "line", "column", "end_line", "end_column",
-                   "message", "help", "dag_id", "fixable")
-        return {key: data[key] for key in ordered}
+        # Every field is a plain value: no asdict() deep copy (a warm run's JSON report is
+        # mostly this).
+        return {key: getattr(self, key) for key in _JSON_KEYS}
 
 
 def fix_applies(safety: Optional[str], unsafe_fixes: bool) -> bool:

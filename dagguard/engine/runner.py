@@ -7,15 +7,18 @@ import itertools
 import datetime as dt
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Optional, Sequence, Union
+from typing import Callable, Iterable, Iterator, Optional, Sequence, Union
 
 import libcst as cst
 
 from dagguard.config import Settings
 from dagguard.engine.deep_stack import run_deep
-from dagguard.engine.files import UnreadableFile, discover_files, read_source, too_large_message
+from dagguard.engine.files import MAX_FILE_BYTES, UnreadableFile, read_source, too_large_message
 from dagguard.engine.large_files import LARGE_FILE_BYTES, cut
 from dagguard.engine.findings import Finding
+from dagguard.engine.results import CheckResult, FileResult, display_path
+from dagguard.engine.results import syntax_finding as _syntax_finding
+from dagguard.engine.run import Progress, check_paths, combine, problem_results
 from dagguard.engine.noqa import directives, is_suppressed, noqa_warnings, parse_noqa
 from dagguard.engine.parallel import map_in_order
 from dagguard.engine.positions import Span, locate, locate_in_regions
@@ -32,70 +35,9 @@ from dagguard.model.ownership import dag_regions
 from dagguard.rules import ALL_RULES, RULES_BY_CODE, SYNTAX_ERROR, ProjectRule, Rule
 from dagguard.rules.base import DagSite, Fix, Report, RuleContext
 
-MAX_FILE_BYTES = 10 * 1024 * 1024
-
-
-@dataclass(frozen=True)
-class FileResult:
-    path: Path
-    findings: tuple[Finding, ...]
-    dag_sites: tuple[DagSite, ...] = ()
-    dag_count: int = 0
-    # Where the DAGs with findings start (line, column): a cross-file rule may flag them too,
-    # and a DAG counts once.
-    flagged_dags: frozenset[tuple[int, int]] = frozenset()
-    noqa: Mapping[int, Optional[frozenset[str]]] = field(default_factory=dict)
-    internal_errors: tuple[str, ...] = ()
-    imports_airflow: bool = False
-    dags: tuple[DagSummary, ...] = ()
-    # The project modules its factories and constants were resolved through: a cache must key
-    # the result on them too.
-    depends_on: frozenset[Path] = frozenset()
-    # Kept only when asked (check_source(keep_fixes=True)): the parsed tree the fixes' nodes
-    # belong to, and each fixable finding with its fix.
-    module: Optional[cst.Module] = field(default=None, compare=False, repr=False)
-    fixes: tuple[tuple[Finding, Fix], ...] = field(default=(), compare=False, repr=False)
-    warnings: tuple[str, ...] = ()     # `path:line: message` lines, e.g. a noqa naming no rule
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    findings: tuple[Finding, ...]
-    files_checked: int
-    dag_count: int
-    clean_dag_count: int
-    internal_errors: tuple[str, ...] = ()
-    # Contents of files that are not on disk (stdin), by shown path, for reporters that quote source.
-    sources: Mapping[str, str] = field(default_factory=dict)
-    missing_paths: tuple[str, ...] = ()  # given paths that do not exist (exit 2, the others checked)
-    # Files that import airflow yet define no DAG the linter can see.
-    files_without_dags: tuple[str, ...] = ()
-    dags: tuple[DagSummary, ...] = ()
-    unsafe_fixes: bool = False         # are unsafe fixes applicable in this run (--unsafe-fixes)?
-    warnings: tuple[str, ...] = ()
-    fixed: int = 0                     # findings fixed by --fix before these were found
-    # What --fix left: ruff marks none of it [*] (a fix that applied would have been applied).
-    after_fixes: bool = False
-
-    @property
-    def files_with_findings(self) -> int:
-        return len({f.path for f in self.findings})
-
-
-def display_path(path: Path) -> str:
-    """The path as ruff shows it: relative to the working directory when below it."""
-    # The folder is resolved, not the file: a symlink is shown by its own name, not its target's.
-    try:
-        absolute = path.parent.resolve() / path.name if path.name else path.resolve()
-        return str(absolute.relative_to(Path.cwd().resolve()))
-    except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
-        return str(path)
-
-
-def _syntax_finding(shown: str, line: int, column: int, message: str) -> Finding:
-    rule = SYNTAX_ERROR
-    return Finding(path=shown, line=line, column=column, code=rule.code, rule=rule.name,
-                   severity=rule.severity, end_line=line, end_column=column, message=message)
+# Moved to results.py and run.py (they need no libcst); still importable from here.
+__all__ = ["MAX_FILE_BYTES", "CheckResult", "FileResult", "Progress", "check_file", "check_file_deep",
+           "check_files", "check_paths", "check_source", "combine", "display_path", "problem_results"]
 
 
 def _parse(source: Union[bytes, str], shown: str, checked: Optional[Precheck] = None) -> Union[cst.Module, Finding]:
@@ -244,8 +186,9 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     )
     summaries = tuple(summarize(dag, shown, spans[id(dag.report_node)].line)
                       for dag in model.dags if id(dag.report_node) in spans)
-    # Rules read constants lazily too: collect what the model and the rules resolved through.
-    depends_on = project.reset_touched() if project is not None else frozenset()
+    # Rules read constants lazily too: collect what the model and the rules resolved through,
+    # and the .sql files they read.
+    depends_on = (project.reset_touched() if project is not None else frozenset()) | model.read_files
     return FileResult(path, tuple(findings), sites, len(model.dags), frozenset(flagged_dags), noqa, tuple(errors),
                       imports_airflow=_imports_airflow(model.scope), dags=summaries, depends_on=depends_on,
                       module=module if keep_fixes else None, fixes=tuple(fixes) if keep_fixes else (),
@@ -349,30 +292,6 @@ def _check_file_isolated(path: Path, settings: Settings, now: dt.datetime,
         return FileResult(path, (), internal_errors=(_internal_error("the checker", str(path), exc),))
 
 
-def _project_findings(results: Sequence[FileResult],
-                      settings: Settings) -> tuple[list[Finding], set[tuple[Path, int, int]]]:
-    """Run the cross-file rules; returns their findings and where the DAGs they flagged start."""
-    by_path = {result.path: result for result in results}
-    sites = [site for result in results for site in result.dag_sites]
-    findings: list[Finding] = []
-    flagged: set[tuple[Path, int, int]] = set()
-    for rule in ALL_RULES:
-        if not isinstance(rule, ProjectRule) or not is_enabled(rule.code, settings):
-            continue
-        for site, message, help_text in rule.check_project(sites):
-            if ignored_for_file(rule.code, site.path, settings):
-                continue
-            if is_suppressed(by_path[site.path].noqa, rule.code, (site.line,)):
-                continue
-            findings.append(Finding(
-                path=display_path(site.path), line=site.line, column=site.column, code=rule.code,
-                rule=rule.name, severity=rule.severity, end_line=site.end_line,
-                end_column=site.end_column, message=message, help=help_text, dag_id=site.dag_id,
-            ))
-            flagged.add((site.path, site.line, site.column))
-    return findings, flagged
-
-
 @dataclass(frozen=True)
 class ProjectKey:
     """Which run's project index a process checks files with (picklable, for pool workers)."""
@@ -402,44 +321,12 @@ def check_file_deep(path: Path, settings: Settings, now: dt.datetime,
                     _project_index(project) if project is not None else None)
 
 
-Progress = Callable[[int, int], None]  # called with (files checked, files to check)
-
-
-def check_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime,
-                progress: Optional[Progress] = None, jobs: Optional[int] = None) -> CheckResult:
-    """Check every Python file under `paths`, in `jobs` processes (default: all cores) when they pay."""
-    paths = list(paths)
-    discovery = discover_files(paths, settings)
-    files = discovery.files
+def check_files(files: Sequence[Path], paths: Sequence[Path], settings: Settings, now: dt.datetime,
+                jobs: Optional[int] = None) -> Iterator[FileResult]:
+    """Check `files` (found under the given `paths`), in `jobs` processes when they pay, in order."""
     # The index itself stays in each process that checks files: workers get its key.
     project = ProjectKey(next(_RUNS), tuple(project_roots(paths, settings.config_path, settings.src)))
-    results = []
     try:
-        for result in map_in_order(check_file_deep, files, settings, now, project, jobs=jobs):
-            results.append(result)
-            if progress is not None:
-                progress(len(results), len(files))
+        yield from map_in_order(check_file_deep, files, settings, now, project, jobs=jobs)
     finally:
         _CURRENT.clear()   # the run's trees go with it
-    return combine(results + problem_results(discovery.problems, settings), settings)
-
-
-def problem_results(problems: Iterable[tuple[Path, str]], settings: Settings) -> list[FileResult]:
-    """What discovery could not read (an unreadable folder ...), each as a DG000 finding."""
-    return [FileResult(path, (_syntax_finding(display_path(path), 1, 1, problem),))
-            for path, problem in problems if is_enabled(SYNTAX_ERROR.code, settings)]
-
-
-def combine(results: Sequence[FileResult], settings: Settings) -> CheckResult:
-    """Run the cross-file rules on the checked files and gather everything into one result."""
-    project, flagged = _project_findings(results, settings)
-    findings = sorted([f for r in results for f in r.findings] + project,
-                      key=lambda f: (f.path, f.line, f.column, f.code))
-    dag_count = sum(r.dag_count for r in results)
-    flagged |= {(r.path, line, column) for r in results for line, column in r.flagged_dags}
-    clean = max(dag_count - len(flagged), 0)
-    errors = tuple(e for r in results for e in r.internal_errors)
-    unseen = tuple(display_path(r.path) for r in results if r.imports_airflow and not r.dag_count)
-    warnings = tuple(w for r in results for w in r.warnings)
-    return CheckResult(tuple(findings), len(results), dag_count, clean, errors, warnings=warnings,
-                       files_without_dags=unseen, dags=tuple(d for r in results for d in r.dags))

@@ -41,9 +41,9 @@ def resolve_rules(selections: Iterable[RuleSelection], codes: Iterable[str]) -> 
 
 
 def _resolve(settings: Settings) -> frozenset[str]:
-    from dagguard.rules import RULES_BY_CODE
+    from dagguard.rules import RULE_CODES   # the codes alone: no rule module is imported
 
-    return resolve_rules(settings.rule_selections, RULES_BY_CODE)
+    return resolve_rules(settings.rule_selections, RULE_CODES)
 
 
 _resolve_cached = lru_cache(maxsize=32)(_resolve)

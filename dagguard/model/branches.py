@@ -7,10 +7,10 @@ from typing import Iterable
 
 import libcst as cst
 
+from dagguard.model.branch_path import BranchPath, exclusive
 from dagguard.model.tree import child_nodes
 
-# (id of an if / match / conditional expression, the index of the branch taken), root first.
-BranchPath = tuple[tuple[int, int], ...]
+__all__ = ["BranchPath", "branch_paths", "exclusive"]
 
 
 def branch_paths(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, BranchPath]:
@@ -43,13 +43,3 @@ def _parts(node: cst.CSTNode) -> list[tuple[int | None, cst.CSTNode]]:
     if isinstance(node, cst.Match):
         return [(None, node.subject)] + [(index, case) for index, case in enumerate(node.cases)]
     return [(None, child) for child in child_nodes(node)]
-
-
-def exclusive(first: BranchPath, second: BranchPath) -> bool:
-    """Do the two paths take different branches of one `if` or `match`, so that only one of
-    the two nodes ever runs? (A loop or a function called twice could still run both: that
-    is for the callers' other checks.)"""
-    for mine, theirs in zip(first, second):
-        if mine != theirs:
-            return mine[0] == theirs[0]
-    return False

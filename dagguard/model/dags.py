@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Optional
 
 import libcst as cst
@@ -139,6 +140,9 @@ class FileModel:
     operator_methods: list[OperatorMethod] = field(default_factory=list)
     # Derived facts that several rules need (dagguard.model.task_io), filled on first use.
     analyses: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    # Other files its facts were read from (.sql templates): a cached result of this file is
+    # stale when one of them changes.
+    read_files: set[Path] = field(default_factory=set, repr=False, compare=False)
 
     def every_task(self) -> list[TaskModel]:
         """The tasks of every DAG, then the loose ones. A @task function a DAG calls twice is

@@ -311,7 +311,7 @@ def _sql_sources(file: FileModel, name: str, node: cst.BaseExpression, value: An
             continue
         text, origin = item, name
         if _is_file_reference(item):
-            loaded = _read_sql_file(item.strip(), folders)
+            loaded = _read_sql_file(item.strip(), folders, file.read_files)
             if loaded is None:
                 yield SqlSource(item_node, f"file {item.strip()}", None, None)
                 continue
@@ -341,12 +341,14 @@ def _search_folders(dag: DagModel, path: Path) -> tuple[Path, ...]:
     return tuple(found)
 
 
-def _read_sql_file(name: str, folders: tuple[Path, ...]) -> Optional[str]:
-    """The text of a referenced .sql file, or None when it is not there (never an error)."""
+def _read_sql_file(name: str, folders: tuple[Path, ...], read: set[Path]) -> Optional[str]:
+    """The text of a referenced .sql file, or None when it is not there (never an error); the
+    file read is added to `read`."""
     candidates = [Path(name)] if Path(name).is_absolute() else [f / name for f in folders]
     for candidate in candidates:
         try:
             if candidate.is_file() and candidate.stat().st_size <= MAX_SQL_FILE_BYTES:
+                read.add(candidate.resolve())
                 return candidate.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue

@@ -5,7 +5,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Callable
 
-from dagguard.engine.runner import CheckResult
+from dagguard.engine.results import CheckResult
 
 Formatter = Callable[[CheckResult, bool], str]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Mapping, Optional
 
 from dagguard.engine.findings import Finding
-from dagguard.engine.runner import CheckResult
+from dagguard.engine.results import CheckResult
 from dagguard.report.text import BOLD, CYAN, code_style, fix_marker, paint, with_summary
 
 CONTEXT_LINES = 2

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dagguard.engine.findings import Finding
-from dagguard.engine.runner import CheckResult
+from dagguard.engine.results import CheckResult
 
 
 def _escape_data(text: str) -> str:

@@ -6,7 +6,7 @@ import hashlib
 import json
 from collections import Counter
 
-from dagguard.engine.runner import CheckResult
+from dagguard.engine.results import CheckResult
 
 _SEVERITY = {"error": "major", "warning": "minor"}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from dagguard.engine.runner import CheckResult
+from dagguard.engine.results import CheckResult
 from dagguard.report.text import BOLD, CYAN, code_style, fix_marker, help_line, paint, with_summary
 
 

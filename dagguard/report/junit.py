@@ -5,7 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from itertools import groupby
 
-from dagguard.engine.runner import CheckResult
+from dagguard.engine.results import CheckResult
 
 
 def format_junit(result: CheckResult, color: bool) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from dagguard.engine.runner import CheckResult
+from dagguard.engine.results import CheckResult
 
 
 def format_rdjson(result: CheckResult, color: bool) -> str:

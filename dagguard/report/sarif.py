@@ -7,7 +7,7 @@ from pathlib import PurePath
 from urllib.parse import quote
 
 from dagguard import __version__
-from dagguard.engine.runner import CheckResult
+from dagguard.engine.results import CheckResult
 from dagguard.rules import ALL_RULES
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -6,7 +6,7 @@ import json
 from collections import Counter
 
 from dagguard.engine.findings import fix_applies
-from dagguard.engine.runner import CheckResult
+from dagguard.engine.results import CheckResult
 from dagguard.report.text import with_summary
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dagguard.engine.dag_listing import unseen_note
 from dagguard.engine.findings import Finding, fix_applies
-from dagguard.engine.runner import CheckResult
+from dagguard.engine.results import CheckResult
 
 BOLD, RED, YELLOW, CYAN, DIM, RESET = "\033[1m", "\033[31m", "\033[33m", "\033[36m", "\033[2m", "\033[0m"
 

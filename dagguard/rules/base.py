@@ -1,21 +1,19 @@
-"""What a rule is: metadata (code, name, severity, summary) and a check over the file model."""
+"""What a rule reports: the node, the message, the fix. The rule classes themselves (metadata
+and check) live in rules/rule.py, which needs no tree; they are re-exported here."""
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Callable, ClassVar, Iterable, Optional, Union
+from typing import Callable, Optional, Union
 
 import libcst as cst
 
-from dagguard.model.branches import BranchPath
 from dagguard.model.arguments import ArgValue
-from dagguard.model.dags import DagModel, FileModel
+from dagguard.model.dags import DagModel
+from dagguard.rules.rule import DagSite, ProjectRule, Rule, RuleContext
 
-if TYPE_CHECKING:
-    from dagguard.config import Settings
-
+__all__ = ["SAFE", "UNSAFE", "DagSite", "Fix", "Import", "ProjectRule", "Replacement", "Report", "Rule",
+           "RuleContext"]
 
 SAFE = "safe"
 UNSAFE = "unsafe"   # changes when or whether tasks run, or what SQL returns: only with --unsafe-fixes
@@ -64,46 +62,3 @@ class Report:
     # The argument holding the risky value: when a factory's default gave it, the help says so.
     argument: Optional[ArgValue] = None
     fix: Optional[Fix] = None
-
-
-@dataclass(frozen=True)
-class RuleContext:
-    path: Path
-    settings: "Settings"
-    now: dt.datetime
-
-
-@dataclass(frozen=True)
-class DagSite:
-    """A DAG with a static dag_id, located: what project-wide rules compare across files."""
-
-    dag_id: str
-    path: Path
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-    # Which if/match branches the definition sits in (model/branches.py); set only where the
-    # dag_id repeats within the file, to tell a duplicate from its alternative.
-    branches: BranchPath = ()
-
-
-class Rule:
-    """A rule checks one file's model. Subclasses set the metadata and implement check()."""
-
-    code: ClassVar[str]
-    name: ClassVar[str]
-    severity: ClassVar[str]          # "error" or "warning"
-    summary: ClassVar[str]
-    fixable: ClassVar[bool] = False  # some of its findings carry a Fix
-
-    def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
-        return ()
-
-
-class ProjectRule(Rule):
-    """A rule that compares DAGs across all checked files (runs after the per-file pass)."""
-
-    def check_project(self, sites: list[DagSite]) -> Iterable[tuple[DagSite, str, Optional[str]]]:
-        """Yield (site, message, help) for each offending DAG."""
-        return ()

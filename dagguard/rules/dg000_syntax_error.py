@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dagguard.rules.base import Rule
+from dagguard.rules.rule import Rule  # tree-free: a cached run reports unreadable folders
 
 
 class SyntaxError_(Rule):

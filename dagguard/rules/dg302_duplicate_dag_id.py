@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
-from dagguard.model.branches import exclusive
-from dagguard.rules.base import DagSite, ProjectRule
+# Only tree-free modules: on a cached run this rule compares cached sites without libcst.
+from dagguard.model.branch_path import exclusive
+from dagguard.rules.rule import DagSite, ProjectRule
 
 
 class DuplicateDagId(ProjectRule):

@@ -61,3 +61,26 @@ def test_plain_options_are_coerced_without_pydantic(tmp_path: Path, flag: str) -
                                           cwd=tmp_path)
     assert code == 0
     assert _heavy(modules) == []
+
+
+# What only a file that is checked needs; a run answered by the cache loads none of it.
+CHECKER = ("libcst", "sqlglot", "jinja2", "croniter", "dagguard.engine.runner", "dagguard.model.dags",
+           "dagguard.rules.base", "dagguard.rules.dg101_catchup_without_end_date")
+
+
+def _run_probe(*args: str, cwd: Path) -> tuple[str, set[str]]:
+    done = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    *report, modules = done.stdout.strip().splitlines()
+    return "\n".join(report), set(json.loads(modules)["modules"])
+
+
+def test_a_warm_cached_run_imports_no_libcst_nor_any_rule(tmp_path: Path) -> None:
+    (tmp_path / "simple.py").write_text(SIMPLE_DAG)
+    (tmp_path / "flood.py").write_text(SIMPLE_DAG.replace('"simple"', '"flood"').replace("catchup=False", "catchup=True"))
+    cold_report, cold = _run_probe(".", "--now", "2026-12-01T00:00:00Z", cwd=tmp_path)
+    assert "libcst" in cold and "DG101" in cold_report   # the first run did check the files
+    warm_report, warm = _run_probe(".", "--now", "2026-12-01T00:00:00Z", cwd=tmp_path)
+    assert warm_report == cold_report
+    assert sorted(m for m in warm if any(m == h or m.startswith(h + ".") for h in CHECKER)) == []
+    assert _heavy(warm) == []

@@ -1,0 +1,325 @@
+"""The result cache: a warm run gives the same results without parsing; every input of a
+result (the file, the modules it resolved through, the settings, the day) re-checks it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import libcst
+import pytest
+
+from dagguard.api import check_paths
+from dagguard.config import Settings, parse_table
+from dagguard.engine.cache import DEFAULT_DIR_NAME
+from dagguard.engine.parallel import effective_jobs
+from dagguard.rules import ALL_RULES, RULES_BY_CODE
+from dagguard.rules.pages import examples, page_text
+from tests.lint_helpers import NOW
+
+REPO = Path(__file__).resolve().parents[2]
+FACTORY_REPO = REPO / "tests" / "fixtures" / "factory_repo"
+HOURLY = """\
+import pendulum
+from airflow.sdk import DAG
+
+with DAG("orders_hourly", schedule="@hourly", start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+         catchup=True, max_active_runs=1, max_active_tasks=2):
+    pass
+"""
+OTHER = HOURLY.replace('schedule="@hourly"', 'schedule="@daily"')
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts libcst parses (the engine's and the project index's) in this process."""
+    calls: list[int] = []
+    real = libcst.parse_module
+
+    def counting(source, *args, **kwargs):
+        calls.append(1)
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(libcst, "parse_module", counting)
+    return calls
+
+
+def _check(paths, cache: Path, settings: Settings | None = None, now: dt.datetime = NOW, jobs: int = 1):
+    return check_paths(paths, settings=settings, now=now, jobs=jobs, cache_dir=cache)
+
+
+def _entries(cache: Path) -> list[Path]:
+    return sorted(p for p in cache.glob("results-v*/*") if not p.name.startswith(".tmp-"))
+
+
+def _dagguard(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dagguard", "check", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})})
+
+
+@pytest.fixture
+def dags(tmp_path: Path) -> Path:
+    folder = tmp_path / "dags"
+    shutil.copytree(REPO / "example_dags", folder)
+    return folder
+
+
+def test_a_warm_run_gives_the_same_result_and_parses_nothing(dags: Path, tmp_path: Path, parses: list[int]) -> None:
+    cold = _check([dags], tmp_path / "cache")
+    assert parses and cold.findings
+    assert len(_entries(tmp_path / "cache")) == len(list(dags.glob("*.py")))
+    parses.clear()
+    warm = _check([dags], tmp_path / "cache")
+    assert parses == []
+    assert warm == cold
+
+
+def test_editing_a_file_rechecks_it_alone(dags: Path, tmp_path: Path, parses: list[int]) -> None:
+    target = dags / "incident_orders_hourly.py"
+    before = _check([dags], tmp_path / "cache")
+    target.write_text(target.read_text().replace("catchup=True", "catchup=False"))
+    parses.clear()
+    after = _check([dags], tmp_path / "cache")
+    assert len(parses) == 1
+    assert after == _check([dags], None)
+    assert ("DG101", "incident_orders_hourly.py") in {(f.code, Path(f.path).name) for f in before.findings}
+    assert ("DG101", "incident_orders_hourly.py") not in {(f.code, Path(f.path).name) for f in after.findings}
+
+
+def test_editing_a_factory_rechecks_its_callers(tmp_path: Path, parses: list[int]) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(FACTORY_REPO, repo)
+    caller = str(repo / "dags" / "absolute.py")
+    before = _check([repo / "dags"], tmp_path / "cache")
+    assert "DG101" in {f.code for f in before.findings if str(Path(f.path).resolve()) == caller}
+    first_parses = len(parses)
+    factory = repo / "lib" / "common" / "factory.py"
+    factory.write_text(factory.read_text().replace(
+        "def create_dag(dag_id, schedule=HOURLY, catchup=True,", "def create_dag(dag_id, schedule=HOURLY, catchup=False,"))
+    parses.clear()
+    after = _check([repo / "dags"], tmp_path / "cache")
+    assert 0 < len(parses) < first_parses  # the callers and the factory, not every file
+    assert "DG101" not in {f.code for f in after.findings if str(Path(f.path).resolve()) == caller}
+    assert after == _check([repo / "dags"], None)
+
+
+def test_changed_settings_recheck(dags: Path, tmp_path: Path, parses: list[int]) -> None:
+    cache = tmp_path / "cache"
+    config = tmp_path / "pyproject.toml"
+    plain = _check([dags], cache, Settings(config_path=config))
+    parses.clear()
+    only = _check([dags], cache, parse_table({"select": ["DG101"]}, config))
+    assert parses and {f.code for f in only.findings} == {"DG101"} != {f.code for f in plain.findings}
+    parses.clear()
+    strict = _check([dags], cache, parse_table({"max-catchup-runs": 5}, config))
+    assert parses
+    assert strict == _check([dags], None, parse_table({"max-catchup-runs": 5}, config))
+    assert strict != plain
+
+
+def test_another_day_rechecks_the_same_day_does_not(tmp_path: Path, parses: list[int]) -> None:
+    (tmp_path / "orders.py").write_text(HOURLY)
+    cache = tmp_path / "cache"
+    first = _check([tmp_path / "orders.py"], cache)
+    parses.clear()
+    _check([tmp_path / "orders.py"], cache, now=NOW + dt.timedelta(hours=1))
+    assert parses == []   # the same UTC day: run-count estimates are the day's (README)
+    later = _check([tmp_path / "orders.py"], cache, now=NOW + dt.timedelta(days=30))
+    assert parses
+    message = {f.code: f.message for f in first.findings}["DG101"]
+    assert {f.code: f.message for f in later.findings}["DG101"] != message
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "foreign", "empty", "bad-checksum"])
+def test_a_damaged_entry_is_ignored_and_rewritten(dags: Path, tmp_path: Path, parses: list[int], damage: str) -> None:
+    cache = tmp_path / "cache"
+    cold = _check([dags], cache)
+    for entry in _entries(cache):
+        data = entry.read_bytes()
+        entry.write_bytes({"truncated": data[:len(data) // 2], "garbage": os.urandom(len(data)),
+                           "foreign": b"\x80\x04\x95" + data[3:], "empty": b"",
+                           "bad-checksum": data[:-1] + bytes([data[-1] ^ 1])}[damage])
+    parses.clear()
+    assert _check([dags], cache) == cold
+    assert len(parses) == len(_entries(cache))   # every file checked again
+    parses.clear()
+    assert _check([dags], cache) == cold
+    assert parses == []                          # and the entries rewritten
+
+
+def test_duplicate_dag_ids_across_files_on_a_warm_run(tmp_path: Path, parses: list[int]) -> None:
+    (tmp_path / "one.py").write_text(HOURLY)
+    (tmp_path / "two.py").write_text(OTHER)
+    cold = _check([tmp_path], tmp_path / "cache")
+    parses.clear()
+    warm = _check([tmp_path], tmp_path / "cache")
+    assert parses == []
+    assert [f.path for f in warm.findings if f.code == "DG302"] == [str(tmp_path / "two.py")]
+    assert warm == cold
+    (tmp_path / "two.py").write_text(OTHER.replace("orders_hourly", "orders_daily"))
+    assert "DG302" not in {f.code for f in _check([tmp_path], tmp_path / "cache").findings}
+
+
+def test_results_with_internal_errors_and_unreadable_files_are_not_kept(
+        tmp_path: Path, parses: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "orders.py").write_text(HOURLY)
+    os.mkfifo(tmp_path / "pipe.py")
+    cache = tmp_path / "cache"
+    given = [tmp_path / "orders.py", tmp_path / "pipe.py"]   # a FIFO is checked when named
+
+    def broken(self, model, context):
+        raise RuntimeError("a rule bug")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(type(RULES_BY_CODE["DG101"]), "check", broken)
+        assert _check(given, cache).internal_errors
+    assert _entries(cache) == []
+    parses.clear()
+    result = _check(given, cache)
+    assert parses and not result.internal_errors
+    assert [f.code for f in result.findings if f.path.endswith("pipe.py")] == ["DG000"]
+    assert len(_entries(cache)) == 1   # orders.py; the FIFO is never read, so never kept
+
+
+def test_the_cli_honours_no_cache_the_env_var_and_cache_dir(tmp_path: Path, _private_result_cache: Path) -> None:
+    (tmp_path / "orders.py").write_text(HOURLY)
+    assert _dagguard("orders.py", "--no-cache", cwd=tmp_path).returncode == 1
+    assert _dagguard("orders.py", cwd=tmp_path, env={"DAGGUARD_NO_CACHE": "1"}).returncode == 1
+    assert not _entries(_private_result_cache)
+    assert _dagguard("orders.py", cwd=tmp_path).returncode == 1
+    assert len(_entries(_private_result_cache)) == 1
+    chosen = tmp_path / "chosen"
+    assert _dagguard("orders.py", "--cache-dir", str(chosen), cwd=tmp_path).returncode == 1
+    assert len(_entries(chosen)) == 1
+    assert (chosen / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    assert (chosen / ".gitignore").read_text().splitlines()[-1] == "*"
+    assert not (tmp_path / DEFAULT_DIR_NAME).exists()
+
+
+def test_the_default_cache_sits_beside_the_pyproject(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "dags").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("[tool.dagguard]\n")
+    (project / "dags" / "orders.py").write_text(HOURLY)
+    env = {k: v for k, v in os.environ.items() if k != "DAGGUARD_CACHE_DIR"}
+    run = subprocess.run([sys.executable, "-m", "dagguard", "check", "orders.py"], cwd=project / "dags",
+                         capture_output=True, text=True, timeout=120, env={**env, "PYTHONPATH": str(REPO)})
+    assert run.returncode == 1
+    assert len(_entries(project / DEFAULT_DIR_NAME)) == 1
+    (project / "pyproject.toml").write_text('[tool.dagguard]\ncache-dir = "build/lint-cache"\n')
+    subprocess.run([sys.executable, "-m", "dagguard", "check", "orders.py"], cwd=project / "dags",
+                   capture_output=True, text=True, timeout=120, env={**env, "PYTHONPATH": str(REPO)})
+    assert len(_entries(project / "build" / "lint-cache")) == 1
+
+
+def test_stdin_and_dags_do_not_use_the_cache(tmp_path: Path, _private_result_cache: Path) -> None:
+    (tmp_path / "orders.py").write_text(HOURLY)
+    run = subprocess.run([sys.executable, "-m", "dagguard", "check", "-"], input=HOURLY, cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert run.returncode == 1
+    listed = subprocess.run([sys.executable, "-m", "dagguard", "dags", "orders.py"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert "orders_hourly" in listed.stdout
+    assert not _entries(_private_result_cache)
+
+
+def test_two_concurrent_runs_share_a_cache_dir(dags: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    args = [sys.executable, "-m", "dagguard", "check", str(dags), "--output-format", "json", "--jobs", "1",
+            "--cache-dir", str(cache), "--now", "2026-11-30T00:00:00Z"]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    runs = [subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+            for _ in range(2)]
+    outputs = [run.communicate(timeout=120) for run in runs]
+    assert [run.returncode for run in runs] == [1, 1]
+    assert outputs[0] == outputs[1] and outputs[0][1] == ""
+    assert len(_entries(cache)) == len(list(dags.glob("*.py")))
+    assert not list(cache.glob("results-v*/.tmp-*"))
+    warm = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
+    assert (warm.stdout, warm.stderr) == outputs[0]
+
+
+def _corpus(folder: Path) -> Path:
+    """example_dags/ and every example of every rule page, each page example in its own folder."""
+    shutil.copytree(REPO / "example_dags", folder / "example_dags")
+    for rule in ALL_RULES:
+        for example in examples(page_text(rule.code) or ""):
+            home = folder / "pages" / f"{rule.code}_{example.kind}_{example.number}"
+            for name, text in example.files:
+                (home / name).parent.mkdir(parents=True, exist_ok=True)
+                (home / name).write_text(text, encoding="utf-8")
+            home.mkdir(parents=True, exist_ok=True)
+            (home / "example_dag.py").write_text(example.code, encoding="utf-8")
+    return folder
+
+
+def test_the_same_results_with_one_job_two_jobs_and_a_warm_cache(tmp_path: Path) -> None:
+    corpus = _corpus(tmp_path / "corpus")
+    files = list(corpus.rglob("*.py"))
+    assert effective_jobs(2, len(files)) == 2   # the two-job run does use two processes
+    settings = Settings(config_path=corpus / "pyproject.toml")
+    one = check_paths([corpus], settings=settings, now=NOW, jobs=1)
+    two = check_paths([corpus], settings=settings, now=NOW, jobs=2)
+    assert one.findings and {f.code for f in one.findings} >= {"DG101", "DG302"}
+    cold = _check([corpus], tmp_path / "cache", settings, jobs=2)
+    assert len(_entries(tmp_path / "cache")) == len(files)
+    warm = _check([corpus], tmp_path / "cache", settings, jobs=2)
+    assert one == two == cold == warm
+
+
+def test_another_working_folder_shows_its_own_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "dags").mkdir()
+    (tmp_path / "dags" / "orders.py").write_text(HOURLY)
+    target = tmp_path / "dags"   # absolute: the shown path still depends on the working folder
+    monkeypatch.chdir(tmp_path)
+    here = _check([target], tmp_path / "cache")
+    monkeypatch.chdir(target)
+    there = _check([target], tmp_path / "cache")
+    assert {f.path for f in here.findings} == {"dags/orders.py"}
+    assert {f.path for f in there.findings} == {"orders.py"}
+
+
+def test_editing_a_sql_file_rechecks_the_dag_that_reads_it(tmp_path: Path, parses: list[int]) -> None:
+    (tmp_path / "load.sql").write_text("INSERT INTO t SELECT * FROM s WHERE d = '{{ next_ds }}'")
+    (tmp_path / "dag.py").write_text("""\
+from airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator
+from airflow.sdk import DAG
+
+with DAG("d", schedule="@daily", max_active_runs=1, max_active_tasks=1):
+    SQLExecuteQueryOperator(task_id="t", sql="load.sql")
+""")
+    before = _check([tmp_path / "dag.py"], tmp_path / "cache")
+    assert "DG205" in {f.code for f in before.findings}   # next_ds is gone in Airflow 3
+    (tmp_path / "load.sql").write_text("INSERT INTO t SELECT * FROM s WHERE d = '{{ ds }}'")
+    parses.clear()
+    after = _check([tmp_path / "dag.py"], tmp_path / "cache")
+    assert parses
+    assert "DG205" not in {f.code for f in after.findings}
+
+
+def test_a_cache_that_cannot_be_written_is_a_warning_not_an_error(tmp_path: Path) -> None:
+    (tmp_path / "orders.py").write_text(HOURLY)
+    (tmp_path / "blocked").write_text("a file where the cache folder would go")
+    result = _check([tmp_path / "orders.py"], tmp_path / "blocked")
+    assert result == replace(_check([tmp_path / "orders.py"], None), warnings=result.warnings)
+    (warning,) = result.warnings
+    assert warning.startswith(f"cannot write the cache in {tmp_path / 'blocked'}: ")
+    assert warning.endswith("; results are not cached")
+    run = _dagguard("orders.py", "--cache-dir", "blocked", cwd=tmp_path)
+    assert run.returncode == 1
+    assert "dagguard: warning: cannot write the cache in blocked" in run.stderr
+
+
+def test_markers_go_only_into_a_folder_the_cache_has_to_itself(tmp_path: Path) -> None:
+    (tmp_path / "orders.py").write_text(HOURLY)
+    shared = tmp_path / "build"
+    shared.mkdir()
+    (shared / "report.txt").write_text("someone else's file")
+    _check([tmp_path / "orders.py"], shared)
+    assert len(_entries(shared)) == 1
+    assert not (shared / ".gitignore").exists() and not (shared / "CACHEDIR.TAG").exists()
