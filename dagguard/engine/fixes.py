@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import datetime as dt
 import difflib
-import gc
 import io
 import os
 import stat
@@ -231,14 +230,10 @@ def fix_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime, *, un
     discovery = discover_files(paths, settings)
     files = discovery.files
     # The same module roots as check_paths: a factory-made DAG gets the findings check gives it.
-    project = ProjectIndex(project_roots(paths, settings.config_path, settings.src))
+    project = ProjectIndex(project_roots(paths, settings.config_path, settings.src, files))
     fixed = []
-    try:
-        for path in files:
-            fixed.append(run_deep(fix_file, path, settings, now, unsafe_fixes, project))
-            gc.freeze()   # the index's kept trees: out of the collector's sight, as in check_paths
-    finally:
-        gc.unfreeze()
+    for path in files:
+        fixed.append(run_deep(fix_file, path, settings, now, unsafe_fixes, project))
     if write:
         for file_fix in fixed:
             if file_fix.changed:

@@ -190,7 +190,8 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     # and the .sql files they read.
     depends_on = (project.reset_touched() if project is not None else frozenset()) | model.read_files
     return FileResult(path, tuple(findings), sites, len(model.dags), frozenset(flagged_dags), noqa, tuple(errors),
-                      imports_airflow=_imports_airflow(model.scope), dags=summaries, depends_on=depends_on,
+                      imports_airflow=_imports_airflow(model.scope) and not _extends_airflow(module, model.scope),
+                      dags=summaries, depends_on=depends_on,
                       module=module if keep_fixes else None, fixes=tuple(fixes) if keep_fixes else (),
                       warnings=warnings)
 
@@ -239,6 +240,14 @@ def _internal_error(where: str, shown: str, exc: BaseException) -> str:
 def _imports_airflow(scope: Scope) -> bool:
     return any(type(b) is ImportBinding and (b.qualname == "airflow" or b.qualname.startswith("airflow."))
                for bindings in scope.bindings.values() for b in bindings)
+
+
+def _extends_airflow(module: cst.Module, scope: Scope) -> bool:
+    """Does the module define a class on an Airflow base (an operator, hook, sensor, plugin)?
+    Such a module is a library of the DAG files, not one whose DAGs went unseen."""
+    return any(type(stmt) is cst.ClassDef and any(
+        (scope.qualname(base.value) or "").startswith("airflow.") for base in stmt.bases)
+        for stmt in module.body)
 
 
 def _default_note(report: Report, module: cst.Module, shown: str,
@@ -325,7 +334,7 @@ def check_files(files: Sequence[Path], paths: Sequence[Path], settings: Settings
                 jobs: Optional[int] = None) -> Iterator[FileResult]:
     """Check `files` (found under the given `paths`), in `jobs` processes when they pay, in order."""
     # The index itself stays in each process that checks files: workers get its key.
-    project = ProjectKey(next(_RUNS), tuple(project_roots(paths, settings.config_path, settings.src)))
+    project = ProjectKey(next(_RUNS), tuple(project_roots(paths, settings.config_path, settings.src, files)))
     try:
         yield from map_in_order(check_file_deep, files, settings, now, project, jobs=jobs)
     finally:

@@ -241,9 +241,11 @@ class ModuleLink(ProjectLink):
         return found.binding.value, found.module.scope  # type: ignore[union-attr]
 
 
-def project_roots(paths: Sequence[Path], config_path: Optional[Path], src: Sequence[str]) -> list[Path]:
+def project_roots(paths: Sequence[Path], config_path: Optional[Path], src: Sequence[str],
+                  files: Sequence[Path] = ()) -> list[Path]:
     """Where the project's modules are found: the config's folder (else the paths' common
-    parent), each checked folder, each folder named dags or plugins on the way, and `src`."""
+    parent), each checked folder, each folder named dags or plugins on the way to a checked
+    folder or to one of the checked `files` (Airflow puts both on sys.path), and `src`."""
     resolved = [_resolved(p) for p in paths]
     folders = [p if p.is_dir() else p.parent for p in resolved]
     base = config_path.parent if config_path is not None else _common_parent(folders)
@@ -255,6 +257,10 @@ def project_roots(paths: Sequence[Path], config_path: Optional[Path], src: Seque
         roots.append(folder)
         roots.extend(parent for parent in (folder, *folder.parents)
                      if parent.name in ("dags", "plugins"))
+    # `dagguard check .` reaches dags/team/x.py, whose `from common import f` is dags/common.py.
+    for folder in dict.fromkeys(_resolved(f).parent for f in files):
+        roots.extend(parent for parent in (folder, *folder.parents)
+                     if parent.name in ("dags", "plugins") and parent not in roots)
     return roots
 
 

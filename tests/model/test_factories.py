@@ -86,8 +86,25 @@ def test_value_from_the_environment_is_silent(findings):
 def test_missing_broken_and_cyclic_modules_are_unknown_not_errors(findings):
     assert not [f for f in findings.findings if f.path == "dags/unseen.py"]
     assert not findings.internal_errors
-    # settings.py imports airflow for a timetable constant: it defines no DAG, rightly counted.
-    assert findings.files_without_dags == ("dags/unseen.py", "lib/common/settings.py")
+    # settings.py imports airflow for a timetable constant that DAG files import: their library,
+    # not a file whose DAGs went unseen.
+    assert findings.files_without_dags == ("dags/unseen.py",)
+
+
+def test_airflow_extensions_and_imported_modules_are_not_counted_as_unseen(tmp_path):
+    (tmp_path / "plugins").mkdir()
+    (tmp_path / "plugins" / "operators.py").write_text(
+        "from airflow.models import BaseOperator\n\nclass Export(BaseOperator):\n    pass\n")
+    (tmp_path / "dags").mkdir()
+    (tmp_path / "dags" / "common.py").write_text(
+        "import pendulum\nfrom airflow import DAG\n\nSTART = pendulum.datetime(2025, 1, 1)\n\n"
+        "def make(dag_id):\n    return DAG(dag_id, schedule=None, start_date=START)\n")
+    (tmp_path / "dags" / "helpers.py").write_text("from airflow.sdk import Variable\nBUCKET = 'b'\n")
+    (tmp_path / "dags" / "uses.py").write_text("from helpers import BUCKET\nfrom common import make\n\ndag = make(BUCKET)\n")
+    (tmp_path / "dags" / "hidden.py").write_text("import airflow\nfrom vendor import build\n\ndag = build('x')\n")
+    result = check_paths([tmp_path], now=NOW)
+    unseen = {Path(p).name for p in result.files_without_dags}
+    assert unseen == {"hidden.py"}
 
 
 def test_duplicate_dag_id_made_by_factories_in_two_files(findings):
@@ -284,3 +301,18 @@ def test_instance_method_factories():
     found = _lint(code)
     assert [(f.code, f.dag_id) for f in found] == [("DG101", "bound_instance")]
     assert "(made by Shared.create_dag)" in found[0].message
+
+
+def test_a_dags_folder_below_the_checked_folder_is_a_module_root(tmp_path, monkeypatch):
+    """`dagguard check .` from the repository: dags/uses.py's `from common import make` is
+    dags/common.py, as Airflow's sys.path has it."""
+    (tmp_path / "dags").mkdir()
+    (tmp_path / "dags" / "common.py").write_text(
+        "import pendulum\nfrom airflow import DAG\n\n"
+        "def make(dag_id):\n    return DAG(dag_id, schedule='@hourly', start_date=pendulum.datetime(2018, 1, 1),"
+        " catchup=True)\n")
+    (tmp_path / "dags" / "uses.py").write_text("from common import make\n\ndag = make('hourly_export')\n")
+    monkeypatch.chdir(tmp_path)
+    result = check_paths(["."], now=NOW)
+    [made] = [f for f in result.findings if f.path == "dags/uses.py" and f.code == "DG101"]
+    assert "(made by common.make)" in made.message
