@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from dagguard.idempotent import strategies
 from dagguard.idempotent.arrow.batch import ArrowBatch
-from dagguard.idempotent.arrow.nanoseconds import check_nanoseconds, has_nanosecond_columns, whole_microseconds
+from dagguard.idempotent.arrow.nanoseconds import has_nanosecond_columns, whole_microseconds
 from dagguard.idempotent.arrow.validation import check_arrow
 from dagguard.idempotent.arrow.from_rows import rows_to_arrow
 from dagguard.idempotent.batch import AnyBatch, Batch, as_rows, replace_column, to_batch
@@ -23,6 +23,7 @@ from dagguard.idempotent.errors import (ArgumentTypeError, ConcurrentWriteError,
 from dagguard.idempotent.identifiers import TableName, quote_identifier, validate_identifier
 from dagguard.idempotent.interval import Interval
 from dagguard.idempotent.ledger import RunInfo, ensure_ledger, last_checksum, record_write
+from dagguard.idempotent.precision import check_precision
 from dagguard.idempotent.validation import check_partition, check_times, check_unique_keys
 from dagguard.idempotent.engines.base import is_naive_timestamp
 
@@ -287,8 +288,9 @@ def _write_in_transaction(engine: Engine, spec: WriteSpec, batch: AnyBatch, inte
     if target_columns is not None and engine.case_insensitive_names:
         spec, batch = _spelled_as_target(spec, batch, target_columns)
     _check_target(engine, spec, batch, target_columns)
-    if isinstance(batch, ArrowBatch):
-        check_nanoseconds(batch, target_columns, engine.stores_nanoseconds, str(spec.table))
+    if len(batch):
+        # Before any statement: a value the column would round is refused, the batch whole.
+        check_precision(batch, target_columns, engine.timestamp_digits, str(spec.table))
     start, end = interval.start, interval.end
     if (spec.time_column and engine.typed_timestamps
             and is_naive_timestamp(target_columns[spec.time_column])):

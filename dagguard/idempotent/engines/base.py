@@ -90,10 +90,10 @@ class Engine(ABC):
         return False
 
     # -- shared ------------------------------------------------------------------------------
-    def stores_nanoseconds(self, declared_type: str) -> bool:
-        """True when a column declared `declared_type` keeps a timestamp's nanoseconds (none
-        by default: Python, SQLite's text and PostgreSQL hold microseconds)."""
-        return False
+    def timestamp_digits(self, declared_type: str) -> int:
+        """How many digits of the second a column declared `declared_type` keeps of a
+        timestamp written into it: 6 by default (Python, SQLite's text, plain timestamps)."""
+        return 6
 
     def adapt(self, value: Any) -> Any:
         """A Python value as this engine's driver should bind it."""
