@@ -320,9 +320,13 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
                 in_place: str | None) -> WriteResult:
     """The strategy's statements, after the batch has been checked against the target."""
     start, end, partition_value = bounds
-    in_interval = (engine.interval_test(spec.table, spec.time_column, start, end)
-                   if spec.strategy != "overwrite_partition" else None)
-    scope = _scope(spec, in_interval, partition_value)
+    in_interval = in_partition = None
+    if spec.strategy == "overwrite_partition":
+        in_partition = engine.partition_test(spec.table, spec.partition_column, partition_value,
+                                             target_columns[spec.partition_column])
+    else:
+        in_interval = engine.interval_test(spec.table, spec.time_column, start, end)
+    scope = _scope(spec, in_partition if in_partition is not None else in_interval)
     unchanged = False
     if in_place:
         unchanged, fingerprint = _compare_fingerprints(
@@ -374,7 +378,8 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
         time_column=spec.time_column, unique_key=spec.unique_key, nullable_keys=nullable,
         delete_missing=spec.delete_missing, partition_column=spec.partition_column,
         start=start, end=end, partition_value=partition_value, direct_insert=direct,
-        text_compared=engine.compared_as_text(target_columns), in_interval=in_interval)
+        text_compared=engine.compared_as_text(target_columns), in_interval=in_interval,
+        in_partition=in_partition)
     counts = {"deleted": 0, "inserted": 0, "updated": 0}
     first_number = 0
     if spec.strategy == "merge" and staging and not direct:
@@ -465,12 +470,11 @@ def _count_merge(engine: Engine, spec: WriteSpec, batch: AnyBatch, plan_input: s
                                interval_rows=interval_rows), summary.sql, None
 
 
-def _scope(spec: WriteSpec, in_interval: strategies.IntervalTest | None,
-           partition_value: Any) -> tuple[str, tuple[Any, ...]]:
-    """The WHERE clause selecting the target rows this write owns, and its parameters."""
-    if in_interval is None:
-        return f"{quote_identifier(spec.partition_column)} = ?", (partition_value,)
-    return in_interval(quote_identifier(spec.time_column))
+def _scope(spec: WriteSpec, test: strategies.IntervalTest) -> tuple[str, tuple[Any, ...]]:
+    """The WHERE clause selecting the target rows this write owns (the interval's, or the
+    partition's for overwrite_partition), and its parameters."""
+    column = spec.partition_column if spec.strategy == "overwrite_partition" else spec.time_column
+    return test(quote_identifier(column))
 
 
 def _compare_fingerprints(engine: Engine, spec: WriteSpec, batch: AnyBatch, source: str | None,

@@ -6,12 +6,14 @@ import functools
 import uuid
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
+from datetime import date, datetime, timedelta, timezone
 from typing import Any, Iterator
 
 from dagguard.idempotent.batch import AnyBatch
 from dagguard.idempotent.capabilities import Features, features_for
+from dagguard.idempotent.errors import IntervalViolationError
 from dagguard.idempotent.identifiers import TableName, quote_identifier
-from dagguard.idempotent.strategies import IntervalTest, in_range
+from dagguard.idempotent.strategies import IntervalTest, equal_to, in_range
 
 
 class Engine(ABC):
@@ -115,6 +117,37 @@ class Engine(ABC):
         statement; runs inside the write's transaction. The plain range by default."""
         return functools.partial(in_range, start=start, end=end)
 
+    def partition_test(self, table: TableName, column: str, value: Any, declared_type: str) -> IntervalTest:
+        """How overwrite_partition tests that `column` (declared `declared_type`) of `table`
+        holds the partition `value` (a date, or its ISO text), for every statement; runs inside
+        the write's transaction. A DATE compares as itself; a timestamp column's partition is
+        its UTC day, a range the column's index serves; a text column compares as the ISO date,
+        after making sure no other text there begins with it."""
+        day = _as_date(value)
+        kind = declared_type.lower()
+        if kind.startswith("date") and not kind.startswith("datetime"):
+            return functools.partial(equal_to, value=value)
+        if "timestamp" in kind or kind.startswith("datetime"):
+            start = datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
+            end = start + timedelta(days=1)
+            if is_naive_timestamp(declared_type):
+                start, end = start.replace(tzinfo=None), end.replace(tzinfo=None)
+            return functools.partial(in_range, start=start, end=end)
+        # '2026-01-04 00:00:00' or '2026-01-04T00:00:00Z' would be kept by `= '2026-01-04'`,
+        # and the partition would hold its old rows beside the new ones. Each such text sorts
+        # between the date and the next day's: one probe of the index finds the first.
+        text = day.isoformat()
+        found = self.query(f"SELECT {quote_identifier(column)} FROM {table.quoted} WHERE "
+                           f"{quote_identifier(column)} > ? AND {quote_identifier(column)} < ? LIMIT 1",
+                           (text, (day + timedelta(days=1)).isoformat()))
+        if found:
+            raise IntervalViolationError(
+                f"the partition column {column!r} of {table} holds {found[0][0]!r}, which begins with "
+                f"partition {text}'s date but is not that date as 'YYYY-MM-DD', the one form a text column "
+                f"is compared in on {self.dialect}, so that partition's rows cannot be told apart exactly; "
+                f"nothing was written. Rewrite such values as 'YYYY-MM-DD', or declare the column DATE")
+        return functools.partial(equal_to, value=value)
+
     def index_staging(self, staging: str, keys: tuple[str, ...]) -> None:
         """Index the staging table on the unique key, where the engine's plans need it."""
 
@@ -164,3 +197,8 @@ def is_naive_timestamp(declared_type: str) -> bool:
     if "without time zone" in kind:
         return True
     return kind.startswith(("timestamp", "datetime")) and "time zone" not in kind and "tz" not in kind
+
+
+def _as_date(value: Any) -> date:
+    """A partition value, a date or its ISO text, as a date."""
+    return value if isinstance(value, date) else date.fromisoformat(value)
