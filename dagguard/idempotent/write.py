@@ -6,6 +6,7 @@ import dataclasses
 import random
 import time
 from dataclasses import dataclass
+from datetime import date, datetime, timezone
 from typing import Any, Callable, Iterable, Sequence
 
 from dagguard.idempotent import strategies
@@ -25,7 +26,7 @@ from dagguard.idempotent.interval import Interval
 from dagguard.idempotent.ledger import RunInfo, ensure_ledger, last_checksum, record_write
 from dagguard.idempotent.precision import check_precision
 from dagguard.idempotent.validation import check_partition, check_times, check_unique_keys
-from dagguard.idempotent.engines.base import is_naive_timestamp
+from dagguard.idempotent.engines.base import is_naive_timestamp, is_timestamp_type
 
 
 @dataclass(frozen=True)
@@ -257,6 +258,19 @@ def _naive_utc(batch: AnyBatch, column: str) -> AnyBatch:
     return replace_column(batch, column, (row[at].replace(tzinfo=None) for row in batch.rows))
 
 
+def _partition_value(engine: Engine, declared: str, day: date) -> Any:
+    """The partition `day` as stored in a partition column declared `declared`: a DATE as
+    itself; in a timestamp column the UTC midnight that starts it (ISO text would be read in
+    the session's time zone, and land outside the UTC day that engine.partition_test deletes);
+    elsewhere the ISO date, not a DATE the engine may refuse."""
+    if declared.lower().startswith("date") and not declared.lower().startswith("datetime"):
+        return day
+    if engine.typed_timestamps and is_timestamp_type(declared):
+        midnight = datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
+        return midnight.replace(tzinfo=None) if is_naive_timestamp(declared) else midnight
+    return day.isoformat()
+
+
 def _constant(batch: AnyBatch, column: str, value: Any) -> AnyBatch:
     if isinstance(batch, ArrowBatch):
         return batch.with_constant(column, value)
@@ -298,10 +312,9 @@ def _write_in_transaction(engine: Engine, spec: WriteSpec, batch: AnyBatch, inte
         if len(batch) and spec.time_column in batch.columns:
             batch = _naive_utc(batch, spec.time_column)
     partition_value: object = interval.partition_key
-    if spec.partition_column and not target_columns[spec.partition_column].lower().startswith("date"):
-        # A text `ds` column: compare and store the ISO date, not a DATE the engine may refuse.
-        partition_value = interval.partition_key.isoformat()
-        if len(batch):
+    if spec.partition_column:
+        partition_value = _partition_value(engine, target_columns[spec.partition_column], interval.partition_key)
+        if len(batch) and partition_value is not interval.partition_key:
             batch = _constant(batch, spec.partition_column, partition_value)
     ensure_ledger(engine)
     in_place = engine.stage_in_place(batch, target_columns) if len(batch) else None

@@ -107,16 +107,20 @@ def test_an_infinite_queued_at_on_postgres_is_reported_for_its_row(incident_copy
 
 
 @pytest.mark.parametrize("incident", ["postgres"], indirect=True)
-@pytest.mark.parametrize("column", ["queued_at", "data_interval_end"])
-def test_evidence_with_an_infinite_time_on_postgres_is_shown_with_a_question_mark(incident_copy: Incident, column):
+@pytest.mark.parametrize(("column", "value"), [("queued_at", "infinity"), ("data_interval_end", "infinity"),
+                                               ("queued_at", "10000-01-01 00:00:00+00")])
+def test_evidence_with_an_infinite_time_on_postgres_is_shown_with_a_question_mark(
+        incident_copy: Incident, column, value):
+    # A year past 9999 is a finite time to PostgreSQL, but no Python datetime either.
     stuck = incident_copy.facts["stuck"]["dag_run_id"]
-    postgres_update(incident_copy, f"UPDATE dag_run SET {column} = %s WHERE id = {stuck}", "infinity")
+    postgres_update(incident_copy, f"UPDATE dag_run SET {column} = %s WHERE id = {stuck}", value)
     report = run_doctor("--db", incident_copy.url, "--format", "json", "--max-queued", str(FLOOD_THRESHOLD)).json()
     [finding] = [f for f in report["findings"] if f["code"] == "DG901"]
     [run] = finding["runs"]
     assert run[column] is None
     assert [problem["column"] for problem in run["unreadable"]] == [column]
-    assert any(f"id {stuck} " in note and f"{column} holds 'infinity'" in note for note in report["notes"])
+    assert any(f"id {stuck} " in note and f"{column} holds '{value[:10]}" in note
+               for note in report["notes"])
     text = run_doctor("--db", incident_copy.url, "--max-queued", str(FLOOD_THRESHOLD))
     assert text.code == 1 and not text.stderr, text.stderr
 

@@ -126,6 +126,19 @@ def test_a_timestamp_partition_column_is_replaced_by_its_utc_day(dialect, naive,
     assert [k for k, _, v in db.rows() if v == "new"] == [99]
 
 
+def test_a_timestamptz_partition_is_the_utc_day_whatever_the_session_time_zone(request, tmp_path):
+    # '2026-01-04' as text would be Berlin's midnight, 23:00 UTC the day before: outside the
+    # UTC day the next overwrite deletes, which would then keep it beside its replacement.
+    import psycopg
+
+    db = make_database("postgres", request, tmp_path)
+    db.create("events", "k INTEGER, ds timestamptz, v TEXT")
+    for value in ("first", "second"):
+        with psycopg.connect(db.url, options="-c TimeZone=Europe/Berlin") as conn:
+            write_interval(conn, "events", [{"k": 1, "v": value}], JAN4, strategy="overwrite_partition")
+    assert db.rows() == [(1, datetime(2026, 1, 4, tzinfo=UTC), "second")]
+
+
 @pytest.mark.parametrize("dialect", ["duckdb", "postgres"])
 def test_a_date_partition_column_is_replaced_exactly(dialect, request, tmp_path):
     if dialect == "duckdb":

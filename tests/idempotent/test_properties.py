@@ -316,3 +316,54 @@ def test_an_open_caller_transaction_is_refused_or_joined_never_lost(db):
         assert [r for r in _rows(db) if r not in interval] == ([CALLERS_ROW] if commit else [])
 
     check()
+
+
+# Timestamp columns keeping fewer digits than microseconds, and their step in microseconds.
+COARSE_TYPES = {"duckdb": [("TIMESTAMP_S", 1_000_000), ("TIMESTAMP_MS", 1000)],
+                "postgres": [("timestamp(0)", 1_000_000), ("timestamptz(3)", 1000)]}
+
+
+def coarse_batches(interval: Interval, step: int, max_size: int = 5):
+    """Python rows with unique microsecond times inside the interval (near its end too), each
+    rounded down to the column's step or not."""
+    width = int((interval.end - interval.start) / MICRO)
+    offset = st.one_of(st.sampled_from([0, step // 2, step - 1, step, width - step, width - 1]),
+                       st.integers(0, width - 1))
+    rows = st.lists(st.tuples(offset, st.booleans(), st.sampled_from(["a", "b", None])),
+                    max_size=max_size)
+
+    def build(drawn):
+        times = {}
+        for n, rounded, v in drawn:
+            times.setdefault(n - n % step if rounded else n, v)
+        return [{"k": k, "ts": interval.start + n * MICRO, "v": v} for k, (n, v) in enumerate(times.items())]
+
+    return rows.map(build)
+
+
+def test_timestamps_finer_than_the_column_are_refused_never_rounded(db):
+    if db.dialect not in COARSE_TYPES:
+        pytest.skip("SQLite's text keeps every microsecond")
+    for kind, step in COARSE_TYPES[db.dialect]:
+
+        @_settings(db)
+        @given(existing=coarse_batches(DAYS[1], step), batch=coarse_batches(DAYS[1], step), strategy=STRATEGY)
+        def check(existing, batch, strategy):
+            db.run("DROP TABLE IF EXISTS events")
+            db.create("events", f"k INTEGER, ts {kind}, v TEXT")
+            existing = [dict(row, ts=row["ts"] - (row["ts"] - DAYS[1].start) % (step * MICRO)) for row in existing]
+            existing = list({row["ts"]: row for row in existing}.values())
+            _write_ns(db, existing, strategy)
+            before = db.rows()
+            if any((row["ts"] - DAYS[1].start) % (step * MICRO) for row in batch):
+                with pytest.raises(IntervalViolationError, match="holds values finer than"):
+                    _write_ns(db, batch, strategy)
+                assert db.rows() == before
+                return
+            _write_ns(db, batch, strategy)
+            assert _expected(batch) == db.rows()
+            rerun = _write_ns(db, batch, strategy)
+            assert _expected(batch) == db.rows()
+            assert (rerun.rows_inserted, rerun.rows_deleted) == (0, 0) or strategy == "replace"
+
+        check()

@@ -119,7 +119,7 @@ class Engine(ABC):
 
     def partition_test(self, table: TableName, column: str, value: Any, declared_type: str) -> IntervalTest:
         """How overwrite_partition tests that `column` (declared `declared_type`) of `table`
-        holds the partition `value` (a date, or its ISO text), for every statement; runs inside
+        holds the partition `value` (see _as_date), for every statement; runs inside
         the write's transaction. A DATE compares as itself; a timestamp column's partition is
         its UTC day, a range the column's index serves; a text column compares as the ISO date,
         after making sure no other text there begins with it."""
@@ -127,7 +127,7 @@ class Engine(ABC):
         kind = declared_type.lower()
         if kind.startswith("date") and not kind.startswith("datetime"):
             return functools.partial(equal_to, value=value)
-        if "timestamp" in kind or kind.startswith("datetime"):
+        if is_timestamp_type(declared_type):
             start = datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
             end = start + timedelta(days=1)
             if is_naive_timestamp(declared_type):
@@ -191,6 +191,12 @@ class Engine(ABC):
         return f"{self.dialect} {'.'.join(str(v) for v in self.version)}"
 
 
+def is_timestamp_type(declared_type: str) -> bool:
+    """True for the timestamp types, with or without time zone, of any precision."""
+    kind = declared_type.lower()
+    return "timestamp" in kind or kind.startswith("datetime")
+
+
 def is_naive_timestamp(declared_type: str) -> bool:
     """True for TIMESTAMP / timestamp without time zone, False for the tz-aware kinds."""
     kind = declared_type.lower()
@@ -200,5 +206,7 @@ def is_naive_timestamp(declared_type: str) -> bool:
 
 
 def _as_date(value: Any) -> date:
-    """A partition value, a date or its ISO text, as a date."""
+    """A partition value (a date, the midnight starting it, or its ISO text) as a date."""
+    if isinstance(value, datetime):
+        return value.date()
     return value if isinstance(value, date) else date.fromisoformat(value)
