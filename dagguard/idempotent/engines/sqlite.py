@@ -146,6 +146,10 @@ class SqliteEngine(Engine):
         UTC date is the partition's (sqlite_times): whatever the column is declared, SQLite
         keeps any text in it. A value SQLite cannot read as a date is an IntervalViolationError."""
         day = value if isinstance(value, date) else date.fromisoformat(value)
+        # Both tests are index ranges: the survey reads the text of the days around the
+        # partition, and the exact test decides only the rows in them (1M rows over 100 days:
+        # 0.02 s for a day's delete with plain dates, 0.04-0.08 s with other forms; see
+        # benchmarks/sqlite_interval_delete.py).
         start, end = day_interval(day)
         span = text_range(start, end)
         found = self.query(survey_sql(table.quoted, quote_identifier(column), partition=True),
