@@ -10,6 +10,10 @@ column, loses one interval (a day, or an hour) per timed run:
 * ``1% other forms`` / ``all other forms``: the same on a table where that share of the rows
   is stored as '2026-01-04T01:00:00Z'-style text, so the DELETE tests the normalised instant.
 
+The same for overwrite_partition's delete of one day's partition from a text ``ds`` column
+(plain dates, or a share of them as '2026-01-04 00:00:00'): ``ds = ?`` against
+SqliteEngine.partition_test() and its DELETE.
+
 Every run starts from a fresh copy of the prepared file and runs in one transaction without
 fsync (the same for both statements, and noisy on a shared disk); the best of ``--runs`` is
 reported, and each run checks the number of rows deleted.
@@ -60,6 +64,32 @@ def prepare(path: Path, rows: int, days: int, other_every: int) -> None:
     conn.execute("CREATE INDEX events_ts ON events (ts)")
     conn.commit()
     conn.close()
+
+
+def prepare_partitions(path: Path, rows: int, days: int, other_every: int) -> None:
+    """`rows` rows over `days` daily partitions; every `other_every`-th as date and time (0: none)."""
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE events (k INTEGER, ds TEXT, v REAL)")
+    per_day = rows // days
+
+    def stored(i: int) -> str:
+        day = (START + timedelta(days=i // per_day)).date().isoformat()
+        return f"{day} 00:00:00" if other_every and i % other_every == 0 else day
+
+    conn.executemany("INSERT INTO events VALUES (?, ?, 1.0)", ((i, stored(i)) for i in range(per_day * days)))
+    conn.execute("CREATE INDEX events_ds ON events (ds)")
+    conn.commit()
+    conn.close()
+
+
+def delete_with_equality(conn: sqlite3.Connection, interval: Interval) -> int:
+    return conn.execute("DELETE FROM events WHERE ds = ?", (interval.partition_key.isoformat(),)).rowcount
+
+
+def delete_with_partition_test(conn: sqlite3.Connection, interval: Interval) -> int:
+    engine = SqliteEngine(conn)
+    sql, params = engine.partition_test(TABLE, "ds", interval.partition_key.isoformat(), "TEXT")('"ds"')
+    return engine.execute(f"DELETE FROM events WHERE {sql}", params)
 
 
 def delete_with_text_range(conn: sqlite3.Connection, interval: Interval) -> int:
@@ -116,6 +146,15 @@ def main() -> None:
                                    None if other_every else expected)
                 after = best_time(prepared, work, args.runs, interval, delete_with_interval_test, expected)
                 print(f"{label:<16} {name:<9} {expected:>7,} {before:>9.4f} s {after:>12.4f} s")
+        print(f"{'partitions':<16} {'rows':>7} {'ds = ?':>11} {'partition_test':>15}")
+        for label, other_every in (("plain dates", 0), ("1% other forms", 100), ("all other forms", 1)):
+            prepared, work = Path(folder, f"ds{other_every}.db"), Path(folder, "work.db")
+            prepare_partitions(prepared, args.rows, args.days, other_every)
+            expected = args.rows // args.days
+            before = best_time(prepared, work, args.runs, day, delete_with_equality,
+                               None if other_every else expected)
+            after = best_time(prepared, work, args.runs, day, delete_with_partition_test, expected)
+            print(f"{label:<16} {expected:>7,} {before:>9.4f} s {after:>13.4f} s")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
 from dagguard.doctor.errors import ConnectError
+from dagguard.doctor.pg_times import load_unrepresentable_as_text
 from dagguard.extras import install_hint
 
 ENV_CONN = "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"
@@ -210,6 +211,8 @@ def _create(url: str | URL, connect_args: dict[str, Any]) -> Engine:
         raise ConnectError(f"invalid database URL: {exc}") from None
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _sqlite_busy_timeout)
+    elif engine.dialect.driver == "psycopg":
+        event.listen(engine, "connect", load_unrepresentable_as_text)
     return engine
 
 

@@ -1,6 +1,7 @@
 """Stored timestamps, read without trusting them: SQLite keeps whatever a column was given.
 
-PostgreSQL's timestamptz holds only timestamps. A SQLite column declared TIMESTAMP holds any
+PostgreSQL's timestamptz holds only timestamps, and 'infinity' and '-infinity' (which
+pg_times loads as their text). A SQLite column declared TIMESTAMP holds any
 text or number, and Airflow writes UTC text `YYYY-MM-DD HH:MM:SS[.ffffff]`, which orders as
 time when compared as text. So doctor selects stored times as they are and parses them itself
 (a value it cannot read is reported for its row, not raised), and on SQLite compares in SQL
@@ -46,8 +47,11 @@ def stored_value(column: ColumnElement, name: str | None = None) -> ColumnElemen
 
 
 def comparable(column: ColumnElement, dialect_name: str) -> ColumnElement[bool]:
-    """True where SQL compares the stored value as a time: every value, except on SQLite where
-    only text of Airflow's form `YYYY-MM-DD HH:MM:SS[.ffffff]` orders as time."""
+    """True where SQL compares the stored value as a time: on PostgreSQL every finite value
+    ('infinity' and '-infinity' are before or after any time, and no time a run had), on
+    SQLite only text of Airflow's form `YYYY-MM-DD HH:MM:SS[.ffffff]`, which orders as time."""
+    if dialect_name == "postgresql":
+        return func.isfinite(column)
     if dialect_name != "sqlite":
         return true()
     text = type_coerce(column, String())

@@ -1,4 +1,5 @@
-"""Find the stored times that SQL cannot compare as times (SQLite only), to report each row.
+"""Find the stored times that SQL cannot compare as times (SQLite's text or numbers,
+PostgreSQL's 'infinity' and '-infinity'), to report each row.
 
 The checks leave such a value out of their comparisons (see times.comparable); without this
 scan a run with `queued_at = 12345` would silently drop out of the report.
@@ -20,8 +21,8 @@ LISTED_ROWS = 20
 
 def find_unreadable(conn: Connection, tables: MetadataTables) -> tuple[tuple[UnreadableValue, ...], int]:
     """Up to LISTED_ROWS rows' unreadable values per table, and how many rows hold one in all."""
-    if conn.dialect.name != "sqlite":
-        return (), 0  # PostgreSQL's timestamp columns hold nothing else
+    if conn.dialect.name not in ("sqlite", "postgresql"):
+        return (), 0
     found: list[UnreadableValue] = []
     total = 0
     for table in (tables.dag_run, tables.backfill):
@@ -33,7 +34,7 @@ def find_unreadable(conn: Connection, tables: MetadataTables) -> tuple[tuple[Unr
 
 def _scan(conn: Connection, table: Table) -> tuple[list[UnreadableValue], int]:
     times = [column for column in table.c if is_time(column)]
-    flags = [and_(column.is_not(None), not_(comparable(column, "sqlite"))) for column in times]
+    flags = [and_(column.is_not(None), not_(comparable(column, conn.dialect.name))) for column in times]
     bad = or_(*flags)
     count = conn.execute(select(func.count()).select_from(table).where(bad)).scalar_one()
     if not count:

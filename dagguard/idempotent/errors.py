@@ -14,7 +14,9 @@ class EmptyIntervalError(IdempotentWriteError):
 
 
 class IntervalViolationError(IdempotentWriteError):
-    """The batch does not fit the interval: rows outside it, NULL times or duplicate keys."""
+    """The batch does not fit the interval: rows outside it, NULL times, duplicate keys, or times
+    finer than their column stores; or the table's rows cannot be placed in the interval or
+    partition (a stored time or date that cannot be read as one)."""
 
 
 class InvalidArgumentError(IdempotentWriteError, ValueError):

@@ -51,6 +51,11 @@ def in_range(column: str, start: Any, end: Any) -> tuple[str, tuple[Any, ...]]:
     return f"{column} >= ? AND {column} < ?", (start, end)
 
 
+def equal_to(column: str, value: Any) -> tuple[str, tuple[Any, ...]]:
+    """The plain test `column = value`, for a partition column whose values are its dates."""
+    return f"{column} = ?", (value,)
+
+
 @dataclass(frozen=True)
 class Statement:
     """One SQL statement, its bound parameters, and what its row count measures."""
@@ -101,6 +106,10 @@ class PlanInput:
     # The engine's test that the time column lies in [start, end), where comparing the column's
     # values does not order them in time (SQLite's text); None: in_range on start and end.
     in_interval: IntervalTest | None = None
+    # The engine's test that the partition column holds the partition's date, where plain
+    # equality with its ISO text would miss other forms of it (SQLite's text, a timestamp
+    # column's other times of the day); None: `column = partition_value`.
+    in_partition: IntervalTest | None = None
 
 
 def _in_interval(p: PlanInput, qualifier: str) -> tuple[str, tuple[Any, ...]]:
@@ -150,8 +159,9 @@ def plan_replace(p: PlanInput) -> list[Statement]:
 def plan_overwrite_partition(p: PlanInput) -> list[Statement]:
     """Delete the partition's rows, insert the batch."""
     column = quote_identifier(p.partition_column)
-    statements = [Statement(f"DELETE FROM {p.target.quoted} WHERE {column} = ?",
-                            (p.partition_value,), DELETED)]
+    where, params = (p.in_partition(column) if p.in_partition is not None
+                     else equal_to(column, p.partition_value))
+    statements = [Statement(f"DELETE FROM {p.target.quoted} WHERE {where}", params, DELETED)]
     if p.staging:
         statements.append(_insert_all(p))
     return statements

@@ -6,11 +6,12 @@ import dataclasses
 import random
 import time
 from dataclasses import dataclass
+from datetime import date, datetime, timezone
 from typing import Any, Callable, Iterable, Sequence
 
 from dagguard.idempotent import strategies
 from dagguard.idempotent.arrow.batch import ArrowBatch
-from dagguard.idempotent.arrow.nanoseconds import check_nanoseconds, has_nanosecond_columns, whole_microseconds
+from dagguard.idempotent.arrow.nanoseconds import has_nanosecond_columns, whole_microseconds
 from dagguard.idempotent.arrow.validation import check_arrow
 from dagguard.idempotent.arrow.from_rows import rows_to_arrow
 from dagguard.idempotent.batch import AnyBatch, Batch, as_rows, replace_column, to_batch
@@ -23,8 +24,9 @@ from dagguard.idempotent.errors import (ArgumentTypeError, ConcurrentWriteError,
 from dagguard.idempotent.identifiers import TableName, quote_identifier, validate_identifier
 from dagguard.idempotent.interval import Interval
 from dagguard.idempotent.ledger import RunInfo, ensure_ledger, last_checksum, record_write
+from dagguard.idempotent.precision import check_precision
 from dagguard.idempotent.validation import check_partition, check_times, check_unique_keys
-from dagguard.idempotent.engines.base import is_naive_timestamp
+from dagguard.idempotent.engines.base import is_naive_timestamp, is_timestamp_type
 
 
 @dataclass(frozen=True)
@@ -256,6 +258,19 @@ def _naive_utc(batch: AnyBatch, column: str) -> AnyBatch:
     return replace_column(batch, column, (row[at].replace(tzinfo=None) for row in batch.rows))
 
 
+def _partition_value(engine: Engine, declared: str, day: date) -> Any:
+    """The partition `day` as stored in a partition column declared `declared`: a DATE as
+    itself; in a timestamp column the UTC midnight that starts it (ISO text would be read in
+    the session's time zone, and land outside the UTC day that engine.partition_test deletes);
+    elsewhere the ISO date, not a DATE the engine may refuse."""
+    if declared.lower().startswith("date") and not declared.lower().startswith("datetime"):
+        return day
+    if engine.typed_timestamps and is_timestamp_type(declared):
+        midnight = datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
+        return midnight.replace(tzinfo=None) if is_naive_timestamp(declared) else midnight
+    return day.isoformat()
+
+
 def _constant(batch: AnyBatch, column: str, value: Any) -> AnyBatch:
     if isinstance(batch, ArrowBatch):
         return batch.with_constant(column, value)
@@ -287,8 +302,9 @@ def _write_in_transaction(engine: Engine, spec: WriteSpec, batch: AnyBatch, inte
     if target_columns is not None and engine.case_insensitive_names:
         spec, batch = _spelled_as_target(spec, batch, target_columns)
     _check_target(engine, spec, batch, target_columns)
-    if isinstance(batch, ArrowBatch):
-        check_nanoseconds(batch, target_columns, engine.stores_nanoseconds, str(spec.table))
+    if len(batch):
+        # Before any statement: a value the column would round is refused, the batch whole.
+        check_precision(batch, target_columns, engine.timestamp_digits, str(spec.table))
     start, end = interval.start, interval.end
     if (spec.time_column and engine.typed_timestamps
             and is_naive_timestamp(target_columns[spec.time_column])):
@@ -296,10 +312,9 @@ def _write_in_transaction(engine: Engine, spec: WriteSpec, batch: AnyBatch, inte
         if len(batch) and spec.time_column in batch.columns:
             batch = _naive_utc(batch, spec.time_column)
     partition_value: object = interval.partition_key
-    if spec.partition_column and not target_columns[spec.partition_column].lower().startswith("date"):
-        # A text `ds` column: compare and store the ISO date, not a DATE the engine may refuse.
-        partition_value = interval.partition_key.isoformat()
-        if len(batch):
+    if spec.partition_column:
+        partition_value = _partition_value(engine, target_columns[spec.partition_column], interval.partition_key)
+        if len(batch) and partition_value is not interval.partition_key:
             batch = _constant(batch, spec.partition_column, partition_value)
     ensure_ledger(engine)
     in_place = engine.stage_in_place(batch, target_columns) if len(batch) else None
@@ -318,9 +333,13 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
                 in_place: str | None) -> WriteResult:
     """The strategy's statements, after the batch has been checked against the target."""
     start, end, partition_value = bounds
-    in_interval = (engine.interval_test(spec.table, spec.time_column, start, end)
-                   if spec.strategy != "overwrite_partition" else None)
-    scope = _scope(spec, in_interval, partition_value)
+    in_interval = in_partition = None
+    if spec.strategy == "overwrite_partition":
+        in_partition = engine.partition_test(spec.table, spec.partition_column, partition_value,
+                                             target_columns[spec.partition_column])
+    else:
+        in_interval = engine.interval_test(spec.table, spec.time_column, start, end)
+    scope = _scope(spec, in_partition if in_partition is not None else in_interval)
     unchanged = False
     if in_place:
         unchanged, fingerprint = _compare_fingerprints(
@@ -372,7 +391,8 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
         time_column=spec.time_column, unique_key=spec.unique_key, nullable_keys=nullable,
         delete_missing=spec.delete_missing, partition_column=spec.partition_column,
         start=start, end=end, partition_value=partition_value, direct_insert=direct,
-        text_compared=engine.compared_as_text(target_columns), in_interval=in_interval)
+        text_compared=engine.compared_as_text(target_columns), in_interval=in_interval,
+        in_partition=in_partition)
     counts = {"deleted": 0, "inserted": 0, "updated": 0}
     first_number = 0
     if spec.strategy == "merge" and staging and not direct:
@@ -463,12 +483,11 @@ def _count_merge(engine: Engine, spec: WriteSpec, batch: AnyBatch, plan_input: s
                                interval_rows=interval_rows), summary.sql, None
 
 
-def _scope(spec: WriteSpec, in_interval: strategies.IntervalTest | None,
-           partition_value: Any) -> tuple[str, tuple[Any, ...]]:
-    """The WHERE clause selecting the target rows this write owns, and its parameters."""
-    if in_interval is None:
-        return f"{quote_identifier(spec.partition_column)} = ?", (partition_value,)
-    return in_interval(quote_identifier(spec.time_column))
+def _scope(spec: WriteSpec, test: strategies.IntervalTest) -> tuple[str, tuple[Any, ...]]:
+    """The WHERE clause selecting the target rows this write owns (the interval's, or the
+    partition's for overwrite_partition), and its parameters."""
+    column = spec.partition_column if spec.strategy == "overwrite_partition" else spec.time_column
+    return test(quote_identifier(column))
 
 
 def _compare_fingerprints(engine: Engine, spec: WriteSpec, batch: AnyBatch, source: str | None,

@@ -74,3 +74,62 @@ def test_every_time_airflow_stored_is_readable(incident: Incident):
     # Airflow's own values (written by its models and migrations) give no such note.
     report = run_doctor("--db", incident.url, "--format", "json").json()
     assert report["notes"] == []
+
+
+# PostgreSQL's timestamps hold 'infinity' and '-infinity', which no Python datetime can be.
+INFINITE = ["infinity", "-infinity"]
+
+
+def postgres_update(incident: Incident, sql: str, value) -> None:
+    import psycopg
+
+    with psycopg.connect(incident.url.replace("postgresql+psycopg://", "postgresql://", 1)) as db:
+        assert db.execute(sql, (value,)).rowcount == 1
+
+
+@pytest.mark.parametrize("incident", ["postgres"], indirect=True)
+@pytest.mark.parametrize("tables", TABLES, ids=list(TABLES))
+@pytest.mark.parametrize("value", INFINITE)
+def test_an_infinite_queued_at_on_postgres_is_reported_for_its_row(incident_copy: Incident, value, tables: str):
+    forgotten = incident_copy.facts["manual"]["forgotten_run_id"]
+    postgres_update(incident_copy, f"UPDATE dag_run SET queued_at = %s WHERE run_id = '{forgotten}'", value)
+    result = run_doctor("--db", incident_copy.url, "--format", "json", "--max-queued", str(FLOOD_THRESHOLD),
+                        env=TABLES[tables])
+    assert result.code == 1 and not result.stderr, result.stderr
+    report = result.json()
+    [note] = [note for note in report["notes"] if forgotten in note]
+    assert f"queued_at holds {value!r}, not a timestamp" in note
+    # The rest of the report; the run is not judged by a time it does not have, as on SQLite.
+    assert codes(report) == ["DG901", "DG902", "DG903"]
+    text = run_doctor("--db", incident_copy.url, "--max-queued", str(FLOOD_THRESHOLD), env=TABLES[tables])
+    assert text.code == 1 and not text.stderr, text.stderr
+    assert forgotten in text.stdout
+
+
+@pytest.mark.parametrize("incident", ["postgres"], indirect=True)
+@pytest.mark.parametrize(("column", "value"), [("queued_at", "infinity"), ("data_interval_end", "infinity"),
+                                               ("queued_at", "10000-01-01 00:00:00+00")])
+def test_evidence_with_an_infinite_time_on_postgres_is_shown_with_a_question_mark(
+        incident_copy: Incident, column, value):
+    # A year past 9999 is a finite time to PostgreSQL, but no Python datetime either.
+    stuck = incident_copy.facts["stuck"]["dag_run_id"]
+    postgres_update(incident_copy, f"UPDATE dag_run SET {column} = %s WHERE id = {stuck}", value)
+    report = run_doctor("--db", incident_copy.url, "--format", "json", "--max-queued", str(FLOOD_THRESHOLD)).json()
+    [finding] = [f for f in report["findings"] if f["code"] == "DG901"]
+    [run] = finding["runs"]
+    assert run[column] is None
+    assert [problem["column"] for problem in run["unreadable"]] == [column]
+    assert any(f"id {stuck} " in note and f"{column} holds '{value[:10]}" in note
+               for note in report["notes"])
+    text = run_doctor("--db", incident_copy.url, "--max-queued", str(FLOOD_THRESHOLD))
+    assert text.code == 1 and not text.stderr, text.stderr
+
+
+@pytest.mark.parametrize("incident", ["postgres"], indirect=True)
+def test_an_infinite_backfill_time_on_postgres_is_noted(incident_copy: Incident):
+    backfill = incident_copy.facts["stuck"]["backfill_id"]
+    postgres_update(incident_copy, f"UPDATE backfill SET completed_at = %s WHERE id = {backfill}", "-infinity")
+    result = run_doctor("--db", incident_copy.url, "--format", "json", "--max-queued", str(FLOOD_THRESHOLD))
+    assert result.code == 1 and not result.stderr, result.stderr
+    assert any(f"backfill id {backfill} " in note and "completed_at holds '-infinity'" in note
+               for note in result.json()["notes"])

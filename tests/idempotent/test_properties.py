@@ -316,3 +316,104 @@ def test_an_open_caller_transaction_is_refused_or_joined_never_lost(db):
         assert [r for r in _rows(db) if r not in interval] == ([CALLERS_ROW] if commit else [])
 
     check()
+
+
+# Timestamp columns keeping fewer digits than microseconds, and their step in microseconds.
+COARSE_TYPES = {"duckdb": [("TIMESTAMP_S", 1_000_000), ("TIMESTAMP_MS", 1000)],
+                "postgres": [("timestamp(0)", 1_000_000), ("timestamptz(3)", 1000)]}
+
+
+def coarse_batches(interval: Interval, step: int, max_size: int = 5):
+    """Python rows with unique microsecond times inside the interval (near its end too), each
+    rounded down to the column's step or not."""
+    width = int((interval.end - interval.start) / MICRO)
+    offset = st.one_of(st.sampled_from([0, step // 2, step - 1, step, width - step, width - 1]),
+                       st.integers(0, width - 1))
+    rows = st.lists(st.tuples(offset, st.booleans(), st.sampled_from(["a", "b", None])),
+                    max_size=max_size)
+
+    def build(drawn):
+        times = {}
+        for n, rounded, v in drawn:
+            times.setdefault(n - n % step if rounded else n, v)
+        return [{"k": k, "ts": interval.start + n * MICRO, "v": v} for k, (n, v) in enumerate(times.items())]
+
+    return rows.map(build)
+
+
+def test_timestamps_finer_than_the_column_are_refused_never_rounded(db):
+    if db.dialect not in COARSE_TYPES:
+        pytest.skip("SQLite's text keeps every microsecond")
+    for kind, step in COARSE_TYPES[db.dialect]:
+
+        @_settings(db)
+        @given(existing=coarse_batches(DAYS[1], step), batch=coarse_batches(DAYS[1], step), strategy=STRATEGY)
+        def check(existing, batch, strategy):
+            db.run("DROP TABLE IF EXISTS events")
+            db.create("events", f"k INTEGER, ts {kind}, v TEXT")
+            existing = [dict(row, ts=row["ts"] - (row["ts"] - DAYS[1].start) % (step * MICRO)) for row in existing]
+            existing = list({row["ts"]: row for row in existing}.values())
+            _write_ns(db, existing, strategy)
+            before = db.rows()
+            if any((row["ts"] - DAYS[1].start) % (step * MICRO) for row in batch):
+                with pytest.raises(IntervalViolationError, match="holds values finer than"):
+                    _write_ns(db, batch, strategy)
+                assert db.rows() == before
+                return
+            _write_ns(db, batch, strategy)
+            assert _expected(batch) == db.rows()
+            rerun = _write_ns(db, batch, strategy)
+            assert _expected(batch) == db.rows()
+            assert (rerun.rows_inserted, rerun.rows_deleted) == (0, 0) or strategy == "replace"
+
+        check()
+
+
+def _sqlite_text(instant, separator: str, offset, digits: int) -> str:
+    """`instant` as text in a form SQLite's date functions read: `offset` minutes east (None:
+    no suffix, UTC; "Z"), `digits` of fraction (0: none where the fraction is zero)."""
+    local = instant.astimezone(timezone(timedelta(minutes=offset if isinstance(offset, int) else 0)))
+    micro = f"{local.microsecond:06d}"
+    fraction = (micro + "0" * digits)[:max(digits, len(micro.rstrip("0")))]
+    zone = local.strftime("%z")
+    suffix = "" if offset is None else "Z" if offset == "Z" else f"{zone[:3]}:{zone[3:]}"
+    if not fraction and local.hour == local.minute == local.second == 0 and offset is None and digits == 0:
+        return local.strftime("%Y-%m-%d")  # a plain date
+    return local.strftime(f"%Y-%m-%d{separator}%H:%M:%S") + (f".{fraction}" if fraction else "") + suffix
+
+
+def test_sqlite_overwrite_partition_replaces_exactly_the_partitions_utc_date(db):
+    if db.dialect != "sqlite":
+        pytest.skip("DuckDB and PostgreSQL compare typed DATE and timestamp values")
+    partition = DAYS[1]
+    near = st.integers(-2 * 86_400_000_000, 3 * 86_400_000_000 - 1).map(lambda n: partition.start + n * MICRO)
+    edges = st.sampled_from([partition.start, partition.end, partition.start - MICRO, partition.end - MICRO])
+    stored = st.lists(st.tuples(st.one_of(edges, near), st.sampled_from([" ", "T"]),
+                                st.sampled_from([None, "Z", 0, 120, -330, 14 * 60, -(14 * 60 + 59)]),
+                                st.sampled_from([0, 3, 6, 7])), max_size=8)
+
+    @_settings(db)
+    @given(stored=stored, indexed=st.booleans())
+    def check(stored, indexed):
+        db.run("DROP TABLE IF EXISTS events")
+        db.create("events", "k INTEGER, ds TEXT, v TEXT")
+        if indexed:
+            db.run("CREATE INDEX events_ds ON events (ds)")
+        texts = [_sqlite_text(instant, *form) for instant, *form in stored]
+        for number, text in enumerate(texts):
+            db.run("INSERT INTO events VALUES (?, ?, 'old')", (number, text))
+        conn = db.connect()
+        try:
+            write_interval(conn, "events", [{"k": -1, "v": "new"}], partition, strategy="overwrite_partition")
+        finally:
+            conn.close()
+        kept = sorted(text for (instant, *_), text in zip(stored, texts) if not partition.contains(instant))
+        conn = db.connect()
+        try:
+            rows = conn.execute("SELECT ds, v FROM events").fetchall()
+        finally:
+            conn.close()
+        assert sorted(ds for ds, v in rows if v == "old") == kept
+        assert [ds for ds, v in rows if v == "new"] == [partition.partition_key.isoformat()]
+
+    check()

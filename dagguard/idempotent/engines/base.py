@@ -6,12 +6,14 @@ import functools
 import uuid
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
+from datetime import date, datetime, timedelta, timezone
 from typing import Any, Iterator
 
 from dagguard.idempotent.batch import AnyBatch
 from dagguard.idempotent.capabilities import Features, features_for
+from dagguard.idempotent.errors import IntervalViolationError
 from dagguard.idempotent.identifiers import TableName, quote_identifier
-from dagguard.idempotent.strategies import IntervalTest, in_range
+from dagguard.idempotent.strategies import IntervalTest, equal_to, in_range
 
 
 class Engine(ABC):
@@ -90,10 +92,10 @@ class Engine(ABC):
         return False
 
     # -- shared ------------------------------------------------------------------------------
-    def stores_nanoseconds(self, declared_type: str) -> bool:
-        """True when a column declared `declared_type` keeps a timestamp's nanoseconds (none
-        by default: Python, SQLite's text and PostgreSQL hold microseconds)."""
-        return False
+    def timestamp_digits(self, declared_type: str) -> int:
+        """How many digits of the second a column declared `declared_type` keeps of a
+        timestamp written into it: 6 by default (Python, SQLite's text, plain timestamps)."""
+        return 6
 
     def adapt(self, value: Any) -> Any:
         """A Python value as this engine's driver should bind it."""
@@ -114,6 +116,37 @@ class Engine(ABC):
         """How this write tests that `column` of `table` lies in [start, end), for every
         statement; runs inside the write's transaction. The plain range by default."""
         return functools.partial(in_range, start=start, end=end)
+
+    def partition_test(self, table: TableName, column: str, value: Any, declared_type: str) -> IntervalTest:
+        """How overwrite_partition tests that `column` (declared `declared_type`) of `table`
+        holds the partition `value` (see _as_date), for every statement; runs inside
+        the write's transaction. A DATE compares as itself; a timestamp column's partition is
+        its UTC day, a range the column's index serves; a text column compares as the ISO date,
+        after making sure no other text there begins with it."""
+        day = _as_date(value)
+        kind = declared_type.lower()
+        if kind.startswith("date") and not kind.startswith("datetime"):
+            return functools.partial(equal_to, value=value)
+        if is_timestamp_type(declared_type):
+            start = datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
+            end = start + timedelta(days=1)
+            if is_naive_timestamp(declared_type):
+                start, end = start.replace(tzinfo=None), end.replace(tzinfo=None)
+            return functools.partial(in_range, start=start, end=end)
+        # '2026-01-04 00:00:00' or '2026-01-04T00:00:00Z' would be kept by `= '2026-01-04'`,
+        # and the partition would hold its old rows beside the new ones. Each such text sorts
+        # between the date and the next day's: one probe of the index finds the first.
+        text = day.isoformat()
+        found = self.query(f"SELECT {quote_identifier(column)} FROM {table.quoted} WHERE "
+                           f"{quote_identifier(column)} > ? AND {quote_identifier(column)} < ? LIMIT 1",
+                           (text, (day + timedelta(days=1)).isoformat()))
+        if found:
+            raise IntervalViolationError(
+                f"the partition column {column!r} of {table} holds {found[0][0]!r}, which begins with "
+                f"partition {text}'s date but is not that date as 'YYYY-MM-DD', the one form a text column "
+                f"is compared in on {self.dialect}, so that partition's rows cannot be told apart exactly; "
+                f"nothing was written. Rewrite such values as 'YYYY-MM-DD', or declare the column DATE")
+        return functools.partial(equal_to, value=value)
 
     def index_staging(self, staging: str, keys: tuple[str, ...]) -> None:
         """Index the staging table on the unique key, where the engine's plans need it."""
@@ -158,9 +191,22 @@ class Engine(ABC):
         return f"{self.dialect} {'.'.join(str(v) for v in self.version)}"
 
 
+def is_timestamp_type(declared_type: str) -> bool:
+    """True for the timestamp types, with or without time zone, of any precision."""
+    kind = declared_type.lower()
+    return "timestamp" in kind or kind.startswith("datetime")
+
+
 def is_naive_timestamp(declared_type: str) -> bool:
     """True for TIMESTAMP / timestamp without time zone, False for the tz-aware kinds."""
     kind = declared_type.lower()
     if "without time zone" in kind:
         return True
     return kind.startswith(("timestamp", "datetime")) and "time zone" not in kind and "tz" not in kind
+
+
+def _as_date(value: Any) -> date:
+    """A partition value (a date, the midnight starting it, or its ISO text) as a date."""
+    if isinstance(value, datetime):
+        return value.date()
+    return value if isinstance(value, date) else date.fromisoformat(value)

@@ -13,6 +13,8 @@ from dagguard.idempotent.errors import IdempotentWriteError
 from dagguard.idempotent.identifiers import TableName, quote_identifier
 
 LOCK_TABLE = "dagguard_interval_lock"
+# The timestamp types that keep other than microseconds; there is no TIMESTAMPTZ_S or _MS.
+_TIMESTAMP_DIGITS = {"TIMESTAMP_S": 0, "TIMESTAMP_MS": 3, "TIMESTAMP_NS": 9, "TIMESTAMPTZ_NS": 9}
 
 
 class DuckDBEngine(Engine):
@@ -86,8 +88,9 @@ class DuckDBEngine(Engine):
         self.execute(f"INSERT INTO {LOCK_TABLE} VALUES (?, 1) ON CONFLICT (lock_key) "
                      f"DO UPDATE SET writes = {LOCK_TABLE}.writes + 1", (lock_key,))
 
-    def stores_nanoseconds(self, declared_type: str) -> bool:
-        return declared_type.upper() in ("TIMESTAMP_NS", "TIMESTAMPTZ_NS")
+    def timestamp_digits(self, declared_type: str) -> int:
+        # information_schema spells TIMESTAMP(0) and TIMESTAMP(3) as these too.
+        return _TIMESTAMP_DIGITS.get(declared_type.upper(), 6)
 
     def is_retryable(self, exc: BaseException) -> bool:
         import duckdb

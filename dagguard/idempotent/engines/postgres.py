@@ -4,6 +4,7 @@ advisory lock per interval."""
 from __future__ import annotations
 
 import codecs
+import re
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -22,6 +23,7 @@ _NO_VALUE_EQUALITY = frozenset({"json", "xml", "point", "line", "lseg", "box", "
 # work_mem (hash_mem_multiplier), and a 1M-row hash of the benchmark's rows took 55-82 MB.
 JOIN_BYTES_PER_ROW = 64
 MAX_JOIN_MEMORY = 128 * 1024 * 1024
+_PRECISION = re.compile(r"timestamp\((\d)\)")
 
 
 class PostgresEngine(Engine):
@@ -73,6 +75,11 @@ class PostgresEngine(Engine):
         # format_type spells arrays `json[]` and keeps type modifiers: `character varying(20)`.
         return frozenset(name for name, kind in column_types.items()
                          if kind.split("(")[0].rstrip("[]").strip() in _NO_VALUE_EQUALITY)
+
+    def timestamp_digits(self, declared_type: str) -> int:
+        # format_type spells a precision as `timestamp(0) with time zone`; without one, 6.
+        declared = _PRECISION.match(declared_type.lower())
+        return int(declared.group(1)) if declared else 6
 
     def lock_for_ddl(self, name: str) -> None:
         self.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (f"dagguard-ddl:{name}",))

@@ -17,10 +17,10 @@ from dagguard.idempotent.arrow.convert import sqlite_arrays, sqlite_columns
 from dagguard.idempotent.checksum import arrow_checksum
 from dagguard.idempotent.batch import AnyBatch
 from dagguard.idempotent.engines.base import Engine
-from dagguard.idempotent.engines.sqlite_times import exact_test, survey_sql, text_range
+from dagguard.idempotent.engines.sqlite_times import day_interval, exact_test, survey_sql, text_range
 from dagguard.idempotent.errors import IdempotentWriteError, IntervalViolationError
 from dagguard.idempotent.identifiers import TableName, quote_identifier
-from dagguard.idempotent.strategies import IntervalTest, in_range, staging_row_column
+from dagguard.idempotent.strategies import IntervalTest, equal_to, in_range, staging_row_column
 
 
 def sqlite_timestamp(value: datetime) -> str:
@@ -138,6 +138,31 @@ class SqliteEngine(Engine):
                 f"so the rows of [{start.isoformat()}, {end.isoformat()}) cannot be told from the others; "
                 f"nothing was written. SQLite's date functions read text 'YYYY-MM-DD[ HH:MM[:SS[.fff]]]"
                 f"[Z|±HH:MM]' (not numbers as unix or julian times): correct or delete that value")
+        return functools.partial(exact_test, start=start, end=end)
+
+    def partition_test(self, table: TableName, column: str, value: Any, declared_type: str) -> IntervalTest:
+        """Plain equality with the ISO date where every value near the partition is a plain
+        date (the index on the column serves it), else the exact test of the instants whose
+        UTC date is the partition's (sqlite_times): whatever the column is declared, SQLite
+        keeps any text in it. A value SQLite cannot read as a date is an IntervalViolationError."""
+        day = value if isinstance(value, date) else date.fromisoformat(value)
+        # Both tests are index ranges: the survey reads the text of the days around the
+        # partition, and the exact test decides only the rows in them (1M rows over 100 days:
+        # 0.02 s for a day's delete with plain dates, 0.04-0.08 s with other forms; see
+        # benchmarks/sqlite_interval_delete.py).
+        start, end = day_interval(day)
+        span = text_range(start, end)
+        found = self.query(survey_sql(table.quoted, quote_identifier(column), partition=True),
+                           (span.low, span.high))
+        if not found:
+            return functools.partial(equal_to, value=value)
+        stored, unreadable = found[0]
+        if unreadable:
+            raise IntervalViolationError(
+                f"the partition column {column!r} of {table} holds {stored!r}, which cannot be read as a date, "
+                f"so the rows of partition {day.isoformat()} cannot be told from the others; nothing was "
+                f"written. SQLite's date functions read text 'YYYY-MM-DD[ HH:MM[:SS[.fff]]][Z|±HH:MM]' (not "
+                f"numbers as unix or julian days): correct or delete that value")
         return functools.partial(exact_test, start=start, end=end)
 
     def index_staging(self, staging: str, keys: tuple[str, ...]) -> None:

@@ -16,6 +16,11 @@ then optionally Z or ±HH:MM; no offset is UTC; a day past the month's end or ho
 into the next. The fraction is compared to its last digit (SQLite's functions round it to the
 millisecond). Numbers (unix or julian times) are not read: they are refused, like any value
 SQLite cannot read near the interval.
+
+A partition column (overwrite_partition's `ds`) is read the same way: its partition is the
+UTC date of what SQLite reads its text as, so the partition of 2026-01-04 is the interval
+[2026-01-04 00:00Z, 2026-01-05 00:00Z) of those instants, and dagguard's own form of it is the
+plain 'YYYY-MM-DD'.
 """
 
 from __future__ import annotations
@@ -100,6 +105,18 @@ def _written_form(column: str) -> str:
     return f"({column} GLOB '????-??-?? ??:??:??.?????[0-9]+00:00' AND date({column}) IS substr({column}, 1, 10))"
 
 
+def _written_date(column: str) -> str:
+    """SQL: true where `column` is text in dagguard's form of a partition value, 'YYYY-MM-DD',
+    a real day (date() runs '2026-02-30' on into March)."""
+    return f"({column} GLOB '????-??-??' AND date({column}) IS {column})"
+
+
+def day_interval(day: date) -> tuple[datetime, datetime]:
+    """The instants whose UTC date is `day`: the partition `day` of a text partition column."""
+    start = datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
+    return start, start + timedelta(days=1)
+
+
 def _julian_day(value: datetime) -> float:
     """What julianday() answers for the instant `value`."""
     return _UNIX_EPOCH_JULIAN_DAY + value.timestamp() / 86400
@@ -121,11 +138,13 @@ def exact_test(column: str, start: datetime, end: datetime) -> tuple[str, tuple[
                  last - _MARGIN, last + _MARGIN, *bounds)
 
 
-def survey_sql(table: str, column: str) -> str:
+def survey_sql(table: str, column: str, partition: bool = False) -> str:
     """SQL over the text range (two parameters): one row (value, unreadable) for a value not in
-    dagguard's written form, an unreadable one first, or none when every value is in that form;
-    values not starting with a digit count as unreadable wherever they are."""
+    dagguard's written form (of a time, or of a partition's date where `partition`), an
+    unreadable one first, or none when every value is in that form; values not starting with a
+    digit count as unreadable wherever they are."""
+    written = _written_date(column) if partition else _written_form(column)
     unreadable = f"({column} < '{_BELOW_DIGITS}' OR {column} >= '{_ABOVE_DIGITS}' OR julianday({column}) IS NULL)"
     return (f"SELECT {column}, {unreadable} FROM {table} WHERE ({column} >= ? AND {column} < ? AND NOT "
-            f"{_written_form(column)}) OR {column} < '{_BELOW_DIGITS}' OR {column} >= '{_ABOVE_DIGITS}' "
+            f"{written}) OR {column} < '{_BELOW_DIGITS}' OR {column} >= '{_ABOVE_DIGITS}' "
             f"ORDER BY 2 DESC LIMIT 1")
