@@ -32,19 +32,20 @@ def available_cores() -> int:
         return max(os.cpu_count() or 1, 1)
 
 
-def effective_jobs(requested: Optional[int], file_count: int) -> int:
+def effective_jobs(requested: Optional[int], file_count: int, per_job: int = MIN_FILES_PER_JOB) -> int:
     """How many processes to use: all cores by default, fewer when there are few files."""
     wanted = requested if requested is not None else available_cores()
-    return max(1, min(wanted, file_count // MIN_FILES_PER_JOB))
+    return max(1, min(wanted, file_count // per_job))
 
 
 def map_in_order(function: Callable[..., T], items: Sequence[A], *shared: object,
-                 jobs: Optional[int] = None) -> Iterator[T]:
-    """`function(item, *shared)` for every item, in order; in a process pool when it pays.
+                 jobs: Optional[int] = None, per_job: int = MIN_FILES_PER_JOB) -> Iterator[T]:
+    """`function(item, *shared)` for every item, in order; in a process pool when each worker
+    gets at least `per_job` items.
 
     `function` and `shared` must be picklable (a module-level function, frozen settings).
     """
-    workers = effective_jobs(jobs, len(items))
+    workers = effective_jobs(jobs, len(items), per_job)
     if workers == 1:
         yield from (function(item, *shared) for item in items)
         return
@@ -53,7 +54,7 @@ def map_in_order(function: Callable[..., T], items: Sequence[A], *shared: object
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
             for result in pool.map(function, items, *(repeat(value) for value in shared),
-                                   chunksize=CHUNK_FILES):
+                                   chunksize=min(CHUNK_FILES, per_job)):
                 done += 1
                 yield result
     except BrokenProcessPool:  # a worker was killed (out of memory, a signal): finish in-process

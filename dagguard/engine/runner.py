@@ -14,13 +14,13 @@ import libcst as cst
 from dagguard.config import Settings
 from dagguard.engine.deep_stack import run_deep
 from dagguard.engine.files import MAX_FILE_BYTES, UnreadableFile, read_source, too_large_message
-from dagguard.engine.large_files import LARGE_FILE_BYTES, cut
+from dagguard.engine.large_files import LARGE_FILE_BYTES, Piece, cut
 from dagguard.engine.findings import Finding
 from dagguard.engine.results import CheckResult, FileResult, display_path
 from dagguard.engine.results import syntax_finding as _syntax_finding
 from dagguard.engine.run import Progress, check_paths, combine, problem_results
 from dagguard.engine.noqa import directives, is_suppressed, noqa_warnings, parse_noqa
-from dagguard.engine.parallel import map_in_order
+from dagguard.engine.parallel import available_cores, effective_jobs, map_in_order
 from dagguard.engine.positions import Span, locate, locate_in_regions
 from dagguard.engine.precheck import Precheck, cpython_check
 from dagguard.engine.relevance import cannot_touch_a_dag, mentions_a_dag
@@ -77,21 +77,24 @@ def _is_active(rule: Rule, path: Path, settings: Settings) -> bool:
 
 def check_source(source: Union[bytes, str], path: Path, settings: Settings, now: dt.datetime,
                  shown: Optional[str] = None, project: Optional[ProjectIndex] = None,
-                 keep_fixes: bool = False, line_of: Optional[Callable[[int], int]] = None) -> FileResult:
+                 keep_fixes: bool = False, line_of: Optional[Callable[[int], int]] = None,
+                 jobs: int = 1) -> FileResult:
     """Check one file's contents. Never raises for bad input: that becomes a DG000 finding.
 
     `project` resolves the factories the file imports from the project's own modules;
     `keep_fixes` keeps the tree and the fixes on the result, for engine/fixes.py; `line_of`
-    maps the lines of a piece of a large file (engine/large_files.py) to the file's."""
+    maps the lines of a piece of a large file (engine/large_files.py) to the file's, and
+    `jobs` processes may check a large file's pieces."""
     shown = shown or display_path(path)
     if (line_of is None and not keep_fixes and isinstance(source, bytes)
             and LARGE_FILE_BYTES < len(source) <= MAX_FILE_BYTES
             and (project is None or project.parsed(path) is None)):
-        in_pieces = _check_in_pieces(source, path, settings, now, shown, project)
+        in_pieces = _check_in_pieces(source, path, settings, now, shown, project, jobs)
         if in_pieces is not None:
             return in_pieces
-    checked = None
-    if len(source) <= MAX_FILE_BYTES and not mentions_a_dag(source):
+    # A piece of a large file is made of statements CPython has accepted and found shallow.
+    checked = Precheck(None, source) if line_of is not None else None
+    if checked is None and len(source) <= MAX_FILE_BYTES and not mentions_a_dag(source):
         checked = cpython_check(source)
         if cannot_touch_a_dag(checked):
             return FileResult(path, ())
@@ -208,7 +211,7 @@ def _moved(span: Span, line_of: Callable[[int], int]) -> Span:
 
 
 def _check_in_pieces(source: bytes, path: Path, settings: Settings, now: dt.datetime, shown: str,
-                     project: Optional[ProjectIndex]) -> Optional[FileResult]:
+                     project: Optional[ProjectIndex], jobs: int) -> Optional[FileResult]:
     """A large file's result, checked piece by piece (None: check it whole)."""
     pieces = cut(source)
     if pieces is None:
@@ -218,8 +221,14 @@ def _check_in_pieces(source: bytes, path: Path, settings: Settings, now: dt.date
         return _syntax_result(path, _syntax_finding(shown, error.line, error.column, error.message), settings)
     if not pieces.touches_a_dag and not mentions_a_dag(source):
         return FileResult(path, ())
-    results = [check_source(piece.source, path, settings, now, shown, project, line_of=piece.line_of)
-               for piece in pieces.pieces]
+    if jobs > 1:
+        # A piece is seconds of work: worth a process of its own, as files are in a pool.
+        key = ProjectKey(next(_RUNS), project.roots) if project is not None else None
+        results = list(map_in_order(_check_piece, pieces.pieces, path, settings, now, shown, key,
+                                    jobs=jobs, per_job=1))
+    else:
+        results = [check_source(piece.source, path, settings, now, shown, project, line_of=piece.line_of)
+                   for piece in pieces.pieces]
     # The file's imports head every piece: what is found there is found once per piece.
     return FileResult(
         path, tuple(dict.fromkeys(f for r in results for f in r.findings)),
@@ -231,6 +240,13 @@ def _check_in_pieces(source: bytes, path: Path, settings: Settings, now: dt.date
         dags=tuple(d for r in results for d in r.dags),
         depends_on=frozenset().union(*(r.depends_on for r in results)),
         warnings=tuple(dict.fromkeys(w for r in results for w in r.warnings)))
+
+
+def _check_piece(piece: Piece, path: Path, settings: Settings, now: dt.datetime, shown: str,
+                 project: Optional["ProjectKey"]) -> FileResult:
+    """One piece of a large file, in a pool worker."""
+    index = _project_index(project) if project is not None else None
+    return run_deep(check_source, piece.source, path, settings, now, shown, index, False, piece.line_of)
 
 
 def _internal_error(where: str, shown: str, exc: BaseException) -> str:
@@ -282,21 +298,21 @@ def _finding(rule: Rule, report: Report, span: Span, shown: str, dag: Optional[D
 
 
 def check_file(path: Path, settings: Settings, now: dt.datetime,
-               project: Optional[ProjectIndex] = None) -> FileResult:
+               project: Optional[ProjectIndex] = None, jobs: int = 1) -> FileResult:
     """Read and check one file; an unreadable file is a DG000 finding."""
     shown = display_path(path)
     try:
         source = read_source(path, MAX_FILE_BYTES)
     except UnreadableFile as exc:
         return FileResult(path, (_syntax_finding(shown, 1, 1, str(exc)),))
-    return check_source(source, path, settings, now, shown, project)
+    return check_source(source, path, settings, now, shown, project, jobs=jobs)
 
 
 def _check_file_isolated(path: Path, settings: Settings, now: dt.datetime,
-                         project: Optional[ProjectIndex] = None) -> FileResult:
+                         project: Optional[ProjectIndex] = None, jobs: int = 1) -> FileResult:
     """check_file, with any exception it lets through reported for this file alone."""
     try:
-        return check_file(path, settings, now, project)
+        return check_file(path, settings, now, project, jobs)
     except Exception as exc:
         return FileResult(path, (), internal_errors=(_internal_error("the checker", str(path), exc),))
 
@@ -324,10 +340,11 @@ def _project_index(key: ProjectKey) -> ProjectIndex:
 
 
 def check_file_deep(path: Path, settings: Settings, now: dt.datetime,
-                    project: Optional[ProjectKey] = None) -> FileResult:
-    """The isolated check_file on the large-stack thread; what a pool worker runs for each file."""
+                    project: Optional[ProjectKey] = None, jobs: int = 1) -> FileResult:
+    """The isolated check_file on the large-stack thread; what a pool worker runs for each file
+    (`jobs`: processes for a large file's pieces, when the file is checked in-process)."""
     return run_deep(_check_file_isolated, path, settings, now,
-                    _project_index(project) if project is not None else None)
+                    _project_index(project) if project is not None else None, jobs)
 
 
 def check_files(files: Sequence[Path], paths: Sequence[Path], settings: Settings, now: dt.datetime,
@@ -335,7 +352,9 @@ def check_files(files: Sequence[Path], paths: Sequence[Path], settings: Settings
     """Check `files` (found under the given `paths`), in `jobs` processes when they pay, in order."""
     # The index itself stays in each process that checks files: workers get its key.
     project = ProjectKey(next(_RUNS), tuple(project_roots(paths, settings.config_path, settings.src, files)))
+    # Files in one process (few of them): a large one may spread its pieces over the cores.
+    piece_jobs = (jobs or available_cores()) if effective_jobs(jobs, len(files)) == 1 else 1
     try:
-        yield from map_in_order(check_file_deep, files, settings, now, project, jobs=jobs)
+        yield from map_in_order(check_file_deep, files, settings, now, project, piece_jobs, jobs=jobs)
     finally:
         _CURRENT.clear()   # the run's trees go with it

@@ -169,3 +169,13 @@ def test_a_large_generated_file_is_checked_in_bounded_memory(tmp_path, count):
     dags, findings, grown_mb = map(int, out)
     assert dags == count and findings == 2 * count    # DG101 and DG102; DG103 is noqa'd
     assert grown_mb < 230, f"checking grew the process by {grown_mb} MB"
+
+
+def test_pieces_checked_in_two_processes_give_what_one_gives(tiny_pieces, tmp_path):
+    """`dagguard check big.py`: the file's pieces go to a pool, and come back in order."""
+    source = _generated(40, shared_names=True).encode()
+    path = tmp_path / "gen.py"
+    one = runner.check_source(source, path, Settings(), NOW, jobs=1)
+    two = runner.check_source(source, path, Settings(), NOW, jobs=2)
+    assert one == two
+    assert len(one.findings) == 80 and one.dag_count == 40
