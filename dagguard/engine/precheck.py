@@ -75,7 +75,7 @@ def _tree_or_error(source: Union[bytes, str]) -> Union[ast.Module, CPythonError]
         return CPythonError(1, 1, f"SyntaxError: {exc}", True)
     except (RecursionError, MemoryError):  # CPython's parser stack overflows: `- - - ... x`
         return CPythonError(1, 1, "SyntaxError: the file is nested too deeply", True)
-    deepest = _too_deep(tree)
+    deepest = _too_deep(tree, source)
     if deepest is None:
         return tree
     line, column = deepest
@@ -103,12 +103,22 @@ def _is_limit(message: str) -> bool:
     return "nested" in message or "too many levels" in message or "null bytes" in message
 
 
-def _too_deep(tree: ast.AST) -> Optional[tuple[int, int]]:
+def _too_deep(tree: ast.AST, source: Union[bytes, str]) -> Optional[tuple[int, int]]:
     """Where an expression first nests deeper than MAX_EXPRESSION_DEPTH, if one does.
 
-    Linear and iterative; an expression on one line whose text is short cannot nest deeper
-    than its length (each level takes at least one character), so it is not walked.
+    Linear and iterative. Each level of nesting takes at least one character, so a node whose
+    lines hold fewer characters than the levels left is not walked: most files are not walked
+    at all below their statements.
     """
+    ends = [0]
+    for line in source.splitlines(keepends=True):
+        ends.append(ends[-1] + len(line))
+    last = len(ends) - 1
+
+    def room(node: ast.AST) -> int:   # characters on the node's lines, at most
+        first, final = node.lineno, min(node.end_lineno or node.lineno, last)  # type: ignore[attr-defined]
+        return ends[final] - ends[max(first, 1) - 1] if first <= last else 0
+
     stack: list[tuple[ast.AST, int]] = [(tree, 0)]
     while stack:
         node, depth = stack.pop()
@@ -116,9 +126,7 @@ def _too_deep(tree: ast.AST) -> Optional[tuple[int, int]]:
             depth += 1
             if depth > MAX_EXPRESSION_DEPTH:
                 return node.lineno, node.col_offset + 1
-            end_line, end_column = node.end_lineno, node.end_col_offset
-            if (end_line == node.lineno and end_column is not None
-                    and 2 * (end_column - node.col_offset) + depth <= MAX_EXPRESSION_DEPTH):
-                continue
+        if hasattr(node, "end_lineno") and room(node) + depth <= MAX_EXPRESSION_DEPTH:
+            continue
         stack.extend((child, depth) for child in ast.iter_child_nodes(node))
     return None

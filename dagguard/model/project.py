@@ -9,8 +9,10 @@ while following its own re-exports (an import cycle) answers nothing: its names 
 
 from __future__ import annotations
 
+import os
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
@@ -275,6 +277,13 @@ def _common_parent(folders: Sequence[Path]) -> Optional[Path]:
 
 
 def _resolved(path: Path) -> Path:
+    # The same paths are resolved for every file, a dozen system calls each; a relative one
+    # means another file in another working folder.
+    return _resolved_from(path if path.is_absolute() else Path(os.getcwd(), path))
+
+
+@lru_cache(maxsize=16384)
+def _resolved_from(path: Path) -> Path:
     try:
         return path.resolve()
     except (OSError, RuntimeError):
