@@ -71,7 +71,8 @@ class ProjectIndex:
         self.roots: tuple[Path, ...] = tuple(dict.fromkeys(_resolved(root) for root in roots))
         self._by_name: dict[str, Optional[ProjectModule]] = {}
         self._by_path: dict[Path, Optional[ProjectModule]] = {}
-        self._tops: dict[str, bool] = {}
+        self._tops: dict[str, tuple[Path, ...]] = {}
+        self._root_order = {root: index for index, root in reversed(list(enumerate(self.roots)))}
         self._remembered: "OrderedDict[Path, cst.Module]" = OrderedDict()
         self.analyses: dict[int, object] = {}   # per-node facts (dagguard.model.factories)
         # Modules resolved through since the last `reset_touched`: what a file's result depends
@@ -92,9 +93,9 @@ class ProjectIndex:
             return self._by_name[name]
         found: Optional[ProjectModule] = None
         top = name.split(".", 1)[0]
-        if top not in _FOREIGN and self._has_top(top):
+        if top not in _FOREIGN and self._roots_with(top):
             relative = Path(*name.split("."))
-            for root in self.roots:
+            for root in self._roots_with(top):
                 for candidate in (root / relative.with_suffix(".py"), root / relative / "__init__.py"):
                     if candidate.is_file():
                         found = self._load(name, candidate)
@@ -156,21 +157,22 @@ class ProjectIndex:
         self._by_path[path] = loaded
         return loaded
 
-    def _has_top(self, top: str) -> bool:
+    def _roots_with(self, top: str) -> tuple[Path, ...]:
+        """The roots holding a package or module `top`, in order. Explicitly named files make
+        each of their folders a root: hundreds of them, so each is asked once per name."""
         known = self._tops.get(top)
         if known is None:
-            known = self._tops[top] = any(
-                (root / top).is_dir() or (root / f"{top}.py").is_file() for root in self.roots)
+            known = self._tops[top] = tuple(
+                root for root in self.roots if (root / top).is_dir() or (root / f"{top}.py").is_file())
         return known
 
     def module_name_of(self, path: Path) -> Optional[str]:
         """The dotted name `path` has under the first root that holds it."""
         path = _resolved(path)
-        for root in self.roots:
-            try:
-                relative = path.relative_to(root)
-            except ValueError:
-                continue
+        # The first root among the path's folders (a few), not a pass over every root.
+        holding = [self._root_order[folder] for folder in path.parents if folder in self._root_order]
+        for index in sorted(holding):
+            relative = path.relative_to(self.roots[index])
             parts = list(relative.with_suffix("").parts)
             if parts and parts[-1] == "__init__":
                 parts.pop()
