@@ -248,8 +248,8 @@ class ModuleLink(ProjectLink):
 def project_roots(paths: Sequence[Path], config_path: Optional[Path], src: Sequence[str],
                   files: Sequence[Path] = ()) -> list[Path]:
     """Where the project's modules are found: the config's folder (else the paths' common
-    parent), each checked folder, each folder named dags or plugins on the way to a checked
-    folder or to one of the checked `files` (Airflow puts both on sys.path), and `src`."""
+    parent), each folder given, each folder named dags or plugins on the way to a given path or
+    to one of the checked `files` (Airflow puts both on sys.path), and `src`."""
     resolved = [_resolved(p) for p in paths]
     folders = [p if p.is_dir() else p.parent for p in resolved]
     base = config_path.parent if config_path is not None else _common_parent(folders)
@@ -257,8 +257,11 @@ def project_roots(paths: Sequence[Path], config_path: Optional[Path], src: Seque
     if base is not None:
         roots.append(base)
         roots.extend(_resolved(base / entry) for entry in src)
-    for folder in folders:
-        roots.append(folder)
+    for path, folder in zip(resolved, folders):
+        # A folder given is a root; the folder of a file named alone is not (pre-commit names
+        # files one by one, and must resolve them as `dagguard check .` does).
+        if path == folder:
+            roots.append(folder)
         roots.extend(parent for parent in (folder, *folder.parents)
                      if parent.name in ("dags", "plugins"))
     # `dagguard check .` reaches dags/team/x.py, whose `from common import f` is dags/common.py.

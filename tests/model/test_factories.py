@@ -316,3 +316,22 @@ def test_a_dags_folder_below_the_checked_folder_is_a_module_root(tmp_path, monke
     result = check_paths(["."], now=NOW)
     [made] = [f for f in result.findings if f.path == "dags/uses.py" and f.code == "DG101"]
     assert "(made by common.make)" in made.message
+
+
+def test_files_named_one_by_one_resolve_as_their_folder_does(tmp_path, monkeypatch):
+    """pre-commit passes the changed files by name, CI checks the folder: with the project's
+    pyproject.toml, the same modules are roots, so the same DAGs are seen. dags/team is not on Airflow's sys.path, so `from helpers
+    import make` in dags/team/x.py does not reach dags/team/helpers.py (it would fail to import)."""
+    (tmp_path / "pyproject.toml").write_text("[tool.dagguard]\n")
+    (tmp_path / "dags" / "team").mkdir(parents=True)
+    (tmp_path / "dags" / "team" / "helpers.py").write_text(
+        "import pendulum\nfrom airflow import DAG\n\n"
+        "def make(dag_id, catchup):\n"
+        "    return DAG(dag_id, schedule='@hourly', start_date=pendulum.datetime(2018, 1, 1), catchup=catchup)\n")
+    (tmp_path / "dags" / "team" / "x.py").write_text("from helpers import make\n\ndag = make('hourly', True)\n")
+    monkeypatch.chdir(tmp_path)
+    whole = check_paths(["."], now=NOW)
+    named = check_paths(["dags/team/helpers.py", "dags/team/x.py"], now=NOW)
+    assert [f.to_dict() for f in named.findings] == [f.to_dict() for f in whole.findings]
+    assert named.dags == whole.dags
+    assert not [d for d in whole.dags if d.path == "dags/team/x.py"]
