@@ -127,17 +127,10 @@ class SqliteEngine(Engine):
         """The plain text range where every value near the interval is in dagguard's written
         form (text order is then time order), else the exact test of sqlite_times; a value
         SQLite cannot read as a time is an IntervalViolationError."""
-        span = text_range(start, end)
-        found = self.query(survey_sql(table.quoted, quote_identifier(column)), (span.low, span.high))
-        if not found:
+        if not self._other_forms_near(table, column, start, end, partition=False,
+                                      what=f"time column {column!r}", kind="a time",
+                                      rows=f"[{start.isoformat()}, {end.isoformat()})", numbers="times"):
             return functools.partial(in_range, start=start, end=end)
-        value, unreadable = found[0]
-        if unreadable:
-            raise IntervalViolationError(
-                f"the time column {column!r} of {table} holds {value!r}, which cannot be read as a time, "
-                f"so the rows of [{start.isoformat()}, {end.isoformat()}) cannot be told from the others; "
-                f"nothing was written. SQLite's date functions read text 'YYYY-MM-DD[ HH:MM[:SS[.fff]]]"
-                f"[Z|±HH:MM]' (not numbers as unix or julian times): correct or delete that value")
         return functools.partial(exact_test, start=start, end=end)
 
     def partition_test(self, table: TableName, column: str, value: Any, declared_type: str) -> IntervalTest:
@@ -151,19 +144,29 @@ class SqliteEngine(Engine):
         # 0.02 s for a day's delete with plain dates, 0.04-0.08 s with other forms; see
         # benchmarks/sqlite_interval_delete.py).
         start, end = day_interval(day)
+        if not self._other_forms_near(table, column, start, end, partition=True,
+                                      what=f"partition column {column!r}", kind="a date",
+                                      rows=f"partition {day.isoformat()}", numbers="days"):
+            return functools.partial(equal_to, value=value)
+        return functools.partial(exact_test, start=start, end=end)
+
+    def _other_forms_near(self, table: TableName, column: str, start: datetime, end: datetime, *,
+                          partition: bool, what: str, kind: str, rows: str, numbers: str) -> bool:
+        """Does any value near [start, end) differ from dagguard's written form? One that SQLite
+        cannot read as a time is an IntervalViolationError: its rows cannot be told apart."""
         span = text_range(start, end)
-        found = self.query(survey_sql(table.quoted, quote_identifier(column), partition=True),
+        found = self.query(survey_sql(table.quoted, quote_identifier(column), partition=partition),
                            (span.low, span.high))
         if not found:
-            return functools.partial(equal_to, value=value)
+            return False
         stored, unreadable = found[0]
         if unreadable:
             raise IntervalViolationError(
-                f"the partition column {column!r} of {table} holds {stored!r}, which cannot be read as a date, "
-                f"so the rows of partition {day.isoformat()} cannot be told from the others; nothing was "
-                f"written. SQLite's date functions read text 'YYYY-MM-DD[ HH:MM[:SS[.fff]]][Z|±HH:MM]' (not "
-                f"numbers as unix or julian days): correct or delete that value")
-        return functools.partial(exact_test, start=start, end=end)
+                f"the {what} of {table} holds {stored!r}, which cannot be read as {kind}, so the rows of "
+                f"{rows} cannot be told from the others; nothing was written. SQLite's date functions read "
+                f"text 'YYYY-MM-DD[ HH:MM[:SS[.fff]]][Z|±HH:MM]' (not numbers as unix or julian {numbers}): "
+                "correct or delete that value")
+        return True
 
     def index_staging(self, staging: str, keys: tuple[str, ...]) -> None:
         # Lets UPDATE ... FROM and the anti-join scan the target once and probe the batch.
