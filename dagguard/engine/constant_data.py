@@ -15,6 +15,8 @@ import re
 import tokenize
 from typing import Iterator, Optional
 
+from dagguard.engine.source_lines import line_starts
+
 MIN_ELEMENTS = 1000
 _CONTAINERS = (ast.List, ast.Tuple, ast.Set, ast.Dict)
 _THREE_ON_ONE_LINE = re.compile(r"[^\r\n]{3}")
@@ -25,9 +27,7 @@ def blank_constant_data(source: bytes, tree: ast.Module) -> bytes:
     spans = [node for node in _assigned_values(tree) if _is_large_constant(node)]
     if not spans or not _offsets_are_bytes(source):
         return source
-    starts = [0]
-    for line in source.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
+    starts = line_starts(source)
     pieces: list[bytes] = []
     done = 0
     for node in sorted(spans, key=lambda n: (n.lineno, n.col_offset)):

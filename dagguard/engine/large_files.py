@@ -19,6 +19,7 @@ from typing import Iterator, Optional, Sequence
 
 from dagguard.engine.precheck import CPythonError, cpython_check
 from dagguard.engine.relevance import imports_only_the_standard_library
+from dagguard.engine.source_lines import line_starts
 
 LARGE_FILE_BYTES = 512 * 1024
 PIECE_BYTES = 256 * 1024        # the own text of one checked piece, about
@@ -70,7 +71,7 @@ def cut(source: bytes) -> Optional[Cut]:
     """The pieces a large file is checked in; None when it is to be checked whole."""
     if len(source) <= LARGE_FILE_BYTES or source.startswith(b"\xef\xbb\xbf") or not _is_utf8(source):
         return None
-    starts = _line_starts(source)
+    starts = line_starts(source)
     statements: list[Statement] = []
     text: list[bytes] = []
     standard_only = True
@@ -101,14 +102,6 @@ def _is_utf8(source: bytes) -> bool:
         if found is not None:
             return found.group(1).lower().replace(b"_", b"-") in (b"utf-8", b"utf8")
     return True
-
-
-def _line_starts(source: bytes) -> list[int]:
-    """Byte offset of each line's start, and the source's length last."""
-    starts = [0]
-    for line in source.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
-    return starts
 
 
 def _slices(source: bytes, starts: Sequence[int]) -> Iterator[tuple[int, int, object, bytes]]:

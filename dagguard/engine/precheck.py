@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Iterator, Optional, Union
 
 from dagguard.engine.constant_data import blank_constant_data
+from dagguard.engine.source_lines import line_starts
 
 # Well above real code (a few dozen), below where libcst takes seconds per statement;
 # CPython with its default recursion limit refuses about 3,000 when it imports the file.
@@ -110,9 +111,7 @@ def _too_deep(tree: ast.AST, source: Union[bytes, str]) -> Optional[tuple[int, i
     lines hold fewer characters than the levels left is not walked: most files are not walked
     at all below their statements.
     """
-    ends = [0]
-    for line in source.splitlines(keepends=True):
-        ends.append(ends[-1] + len(line))
+    ends = line_starts(source)
     last = len(ends) - 1
 
     def room(node: ast.AST) -> int:   # characters on the node's lines, at most

@@ -86,9 +86,9 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     maps the lines of a piece of a large file (engine/large_files.py) to the file's, and
     `jobs` processes may check a large file's pieces."""
     shown = shown or display_path(path)
-    if (line_of is None and not keep_fixes and isinstance(source, bytes)
-            and LARGE_FILE_BYTES < len(source) <= MAX_FILE_BYTES
-            and (project is None or project.parsed(path) is None)):
+    cached = project.parsed(path) if project is not None else None   # an import parsed it already
+    if (line_of is None and not keep_fixes and cached is None and isinstance(source, bytes)
+            and LARGE_FILE_BYTES < len(source) <= MAX_FILE_BYTES):
         in_pieces = _check_in_pieces(source, path, settings, now, shown, project, jobs)
         if in_pieces is not None:
             return in_pieces
@@ -98,7 +98,6 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
         checked = cpython_check(source)
         if cannot_touch_a_dag(checked):
             return FileResult(path, ())
-    cached = project.parsed(path) if project is not None else None
     if cached is None and checked is None and len(source) <= MAX_FILE_BYTES:
         checked = cpython_check(source)   # _parse would run it
     parsed = cached or _parse(source, shown, checked)

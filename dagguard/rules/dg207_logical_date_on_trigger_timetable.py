@@ -4,7 +4,7 @@ period forward: the period that is only beginning instead of the one that just e
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Iterable, Optional, Union
+from typing import TYPE_CHECKING, Iterable, Optional
 
 from dagguard.model.dags import DagModel, FileModel
 from dagguard.model.run_dates import ExampleRun, example_run, timedelta_code
@@ -29,7 +29,6 @@ class LogicalDateOnTriggerTimetable(Rule):
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         for dag, schedule in trigger_dags(file, context.settings):
-            run: Union[Optional[ExampleRun], str] = "not yet"   # worked out for the first finding
             # A table this DAG writes holds the rows of its own logical dates: reading it by
             # the same date is consistent, whatever the timetable.
             written = dag_written_tables(file, dag, context.path)
@@ -40,9 +39,7 @@ class LogicalDateOnTriggerTimetable(Rule):
                 if found is None:
                     continue
                 source, read = found
-                if run == "not yet":
-                    run = _example_run(dag, context.settings)
-                assert not isinstance(run, str)
+                run = _example_run(dag, context.settings)   # only for a DAG with a finding
                 yield Report(
                     node=source.node,
                     message=f"{io.label} reads {readable(file, read.text)}, but {dag.label} is scheduled {schedule}, "
