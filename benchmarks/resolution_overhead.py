@@ -4,15 +4,24 @@ drifting on a shared machine hits both alike; prints the ratio of the best CPU t
 the medians), as engine_overhead.py does with wall time, and each side's peak memory.
 
     python benchmarks/resolution_overhead.py BEFORE_CHECKOUT AFTER_CHECKOUT REPO [REPO ...]
-        [--config-for REPO=pyproject.toml ...] [--rounds 2]
+        [--config-for REPO=pyproject.toml ...] [--rounds 2] [--instructions]
 
 Each REPO is checked as one run (its root a module root), with its --config-for file if given;
 the config is read only by the AFTER checkout (BEFORE ignores keys it does not know).
+
+CPU time on a shared machine moves by 20% from one run to the next, more than the 10% being
+measured. `--instructions` also counts the instructions each side executes, under valgrind's
+cachegrind (about 16x slower; both sides at once, since a count does not depend on load; hash
+seed fixed): the same work gives the same count, so that ratio is exact for what it counts. It
+does not see memory stalls, which the CPU rounds do.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -46,6 +55,22 @@ def timed(checkout: Path, jobs: list[str]) -> tuple[float, int]:
     return float(seconds), int(peak)
 
 
+def instructions(checkout: Path, jobs: list[str]) -> subprocess.Popen:
+    """Start one side under cachegrind; `counted` reads its instruction count."""
+    command = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+               sys.executable, "-c", _RUN, *jobs]
+    env = {"PYTHONPATH": str(checkout), "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONHASHSEED": "0"}
+    return subprocess.Popen(command, cwd="/", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def counted(process: subprocess.Popen) -> int:
+    _, err = process.communicate()
+    found = re.search(r"I\s+refs:\s+([\d,]+)", err)
+    if process.returncode != 0 or found is None:
+        raise SystemExit(f"valgrind failed:\n{err[-2000:]}")
+    return int(found.group(1).replace(",", ""))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("before", type=Path)
@@ -53,7 +78,11 @@ def main() -> None:
     parser.add_argument("repos", nargs="+", type=Path)
     parser.add_argument("--config-for", action="append", default=[])
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--instructions", action="store_true",
+                        help="also count instructions under valgrind (exact, ~16x slower)")
     options = parser.parse_args()
+    if options.instructions and shutil.which("valgrind") is None:
+        parser.error("--instructions needs valgrind on PATH")
     configs = dict(item.split("=", 1) for item in options.config_for)
     jobs = [f"{repo}={configs.get(str(repo), '')}" for repo in options.repos]
     before: list[float] = []
@@ -67,6 +96,11 @@ def main() -> None:
     print(f"before: best {min(before):.1f}s median {statistics.median(before):.1f}s CPU, peak {peaks[0]} MiB")
     print(f"after:  best {min(after):.1f}s median {statistics.median(after):.1f}s CPU, peak {peaks[1]} MiB")
     print(f"ratio:  best {min(after) / min(before):.3f} median {statistics.median(after) / statistics.median(before):.3f}")
+    if options.instructions:
+        started = [instructions(options.before, jobs), instructions(options.after, jobs)]
+        before_count, after_count = (counted(process) for process in started)
+        print(f"instructions: before {before_count / 1e9:.2f}G after {after_count / 1e9:.2f}G "
+              f"ratio {after_count / before_count:.3f}")
 
 
 if __name__ == "__main__":

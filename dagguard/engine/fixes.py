@@ -24,6 +24,7 @@ from typing import Iterable, Optional, Sequence
 import libcst as cst
 
 from dagguard.config import Settings
+from dagguard.engine import collector
 from dagguard.engine.deep_stack import run_deep
 from dagguard.engine.files import UnreadableFile, discover_files, read_source
 from dagguard.engine.findings import Finding, fix_applies
@@ -232,8 +233,12 @@ def fix_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime, *, un
     # The same module roots as check_paths: a factory-made DAG gets the findings check gives it.
     project = ProjectIndex(project_roots(paths, settings.config_path, settings.src, files))
     fixed = []
-    for path in files:
-        fixed.append(run_deep(fix_file, path, settings, now, unsafe_fixes, project))
+    try:
+        for path in files:
+            fixed.append(run_deep(fix_file, path, settings, now, unsafe_fixes, project))
+            collector.after_file()
+    finally:
+        collector.end_of_run()
     if write:
         for file_fix in fixed:
             if file_fix.changed:

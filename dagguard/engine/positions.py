@@ -4,17 +4,28 @@ libcst's PositionProvider records every node of the file and costs about twice t
 Findings need positions for a handful of nodes, usually near the top of a DAG definition,
 so this runs libcst's own code generator, folds the emitted text into line/column only when a
 reported node starts or ends, and stops as soon as the last one has been seen.
+
+Code generation still cost more than the rules (15% of a check): most top-level statements
+hold no reported node. With CPython's tree of the same text, each top-level statement's first
+line is known, so only the statements holding a reported node are generated, each from its
+own line (a walk finds them, at a quarter of the cost). Each generated statement must equal the
+source text at that line; if one does not, the whole module is generated as before.
 """
 
 from __future__ import annotations
 
+import ast
 import re
+import warnings
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Any, ContextManager, Iterable, Iterator, Mapping, Optional
+from typing import Any, ContextManager, Iterable, Iterator, Mapping, Optional, Sequence
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
+
+from dagguard.engine.source_lines import line_starts
+from dagguard.model.tree import child_nodes
 
 _NEWLINE = re.compile(r"\r\n?|\n")
 _NOTHING_TO_RECORD: ContextManager[None] = nullcontext()
@@ -116,20 +127,27 @@ def locate(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, Span]:
     return locate_in_regions(module, nodes, {})[0]
 
 
-def locate_in_regions(module: cst.Module, nodes: Iterable[cst.CSTNode],
-                      regions: Mapping[int, Any]) -> tuple[dict[int, Span], dict[int, Any]]:
+def locate_in_regions(module: cst.Module, nodes: Iterable[cst.CSTNode], regions: Mapping[int, Any],
+                      text: Optional[str] = None, tree: Optional[ast.Module] = None,
+                      ) -> tuple[dict[int, Span], dict[int, Any]]:
     """Spans of `nodes`, and for each node inside one of `regions` (subtrees by id(root)) the
-    innermost one's value, both keyed by id(node); in the same single pass."""
+    innermost one's value, both keyed by id(node); in the same single pass.
+
+    `text` is the source the module was parsed from and `tree` CPython's tree of it (parsed
+    here when not given): with them, only the statements holding a node are generated."""
     targets = {id(n): n for n in nodes}
     anchors = {key: _anchors(n) for key, n in targets.items()}
     wanted = {id(a) for pair in anchors.values() for a in pair}
     if not wanted:
         return {}, {}
     state = _LocatingState(module, wanted, regions)
-    try:
-        module._codegen(state)
-    except _AllFound:
-        pass
+    plan = _statement_plan(module, wanted, text, tree) if text is not None else None
+    if plan is None or not _generate_statements(state, plan, text):  # type: ignore[arg-type]
+        state = _LocatingState(module, wanted, regions)
+        try:
+            module._codegen(state)
+        except _AllFound:
+            pass
     spans: dict[int, Span] = {}
     owners: dict[int, Any] = {}
     for key, (first, last) in anchors.items():
@@ -141,6 +159,84 @@ def locate_in_regions(module: cst.Module, nodes: Iterable[cst.CSTNode],
         if id(first) in state.owners:
             owners[key] = state.owners[id(first)]
     return spans, owners
+
+
+def _statement_plan(module: cst.Module, wanted: set[int], text: str, tree: Optional[ast.Module],
+                    ) -> Optional[list[tuple[cst.BaseStatement, int, int]]]:
+    """(statement, first line, offset of that line) for each top-level statement holding a
+    wanted node, up to the last one; None when a wanted node is outside every statement or
+    CPython's statements do not line up with libcst's."""
+    if tree is None:
+        tree = _cpython_tree(text)
+        if tree is None:
+            return None
+    starts: Optional[Sequence[int]] = None
+    statements = tree.body
+    remaining = set(wanted)
+    plan: list[tuple[cst.BaseStatement, int, int]] = []
+    index = 0
+    for statement in module.body:
+        if not remaining:
+            break
+        first = statements[index] if index < len(statements) else None
+        index += len(statement.body) if type(statement) is cst.SimpleStatementLine else 1  # `a; b`: two
+        if first is None or index > len(statements):
+            return None
+        if not _take_wanted(statement, remaining):
+            continue
+        if starts is None:
+            starts = line_starts(text)
+        line = _first_token_line(first) - len(statement.leading_lines)
+        if not 1 <= line < len(starts):
+            return None
+        plan.append((statement, line, starts[line - 1]))
+    return plan if not remaining else None
+
+
+def _take_wanted(statement: cst.CSTNode, remaining: set[int]) -> bool:
+    """Does the statement hold a wanted node? Those it holds leave `remaining`."""
+    held = False
+    stack = [statement]
+    while stack:
+        node = stack.pop()
+        if id(node) in remaining:
+            remaining.discard(id(node))
+            held = True
+        stack.extend(child_nodes(node))
+    return held
+
+
+def _first_token_line(statement: ast.stmt) -> int:
+    decorators = getattr(statement, "decorator_list", None)
+    return min(statement.lineno, *(d.lineno for d in decorators)) if decorators else statement.lineno
+
+
+def _cpython_tree(text: str) -> Optional[ast.Module]:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escapes and the like: the precheck's to tell
+            return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _generate_statements(state: _LocatingState, plan: Sequence[tuple[cst.BaseStatement, int, int]],
+                         text: str) -> bool:
+    """Generate each planned statement from its own line; False when one does not reproduce the
+    source text there (the positions would be wrong: generate the whole module instead)."""
+    for statement, line, offset in plan:
+        mark = len(state.tokens)
+        state.line, state.column, state.folded = line, 0, mark
+        done = False
+        try:
+            statement._codegen(state)
+        except _AllFound:
+            done = True
+        if not text.startswith("".join(state.tokens[mark:]), offset):
+            return False
+        if done:
+            return True
+    return True
 
 
 def _start_of(state: _LocatingState, node: cst.CSTNode) -> Optional[tuple[int, int]]:

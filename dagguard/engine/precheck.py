@@ -12,14 +12,13 @@ constant data that libcst need not read (constant_data.py).
 from __future__ import annotations
 
 import ast
-import gc
 import warnings
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterator, Optional, Union
+from typing import Optional, Union
 
 from dagguard.engine.constant_data import blank_constant_data
 from dagguard.engine.source_lines import line_starts
+from dagguard.model.parsing import collector_paused
 
 # Well above real code (a few dozen), below where libcst takes seconds per statement;
 # CPython with its default recursion limit refuses about 3,000 when it imports the file.
@@ -48,7 +47,7 @@ class Precheck:
 
 def cpython_check(source: Union[bytes, str]) -> Precheck:
     """CPython's verdict on `source` (None when it parses and is shallow enough for libcst)."""
-    with _collector_paused():
+    with collector_paused():
         return _check(source)
 
 
@@ -82,20 +81,6 @@ def _tree_or_error(source: Union[bytes, str]) -> Union[ast.Module, CPythonError]
     line, column = deepest
     return CPythonError(line, column, f"cannot check: an expression is nested more than "
                                       f"{MAX_EXPRESSION_DEPTH:,} levels deep", True)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The AST of a 5 MB file is millions of objects that all live while it is read: the cyclic
-    garbage collector's passes over them tripled the parse time, took 9 s of the walk, and
-    could free nothing (the tree has no cycles; it is freed as soon as it is dropped)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _is_limit(message: str) -> bool:

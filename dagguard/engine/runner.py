@@ -12,6 +12,7 @@ from typing import Callable, Iterable, Iterator, Optional, Sequence, Union
 import libcst as cst
 
 from dagguard.config import Settings
+from dagguard.engine import collector
 from dagguard.engine.deep_stack import run_deep
 from dagguard.engine.files import MAX_FILE_BYTES, UnreadableFile, read_source, too_large_message
 from dagguard.engine.large_files import LARGE_FILE_BYTES, Piece, cut
@@ -28,6 +29,7 @@ from dagguard.engine.selection import ignored_for_file, is_enabled, is_ignored
 from dagguard.model.branches import branch_paths
 from dagguard.engine.dag_listing import DagSummary, summarize
 from dagguard.model.dags import DagModel, build_file_model
+from dagguard.model.parsing import parse_module
 from dagguard.model.factories import Resolver
 from dagguard.model.project import ProjectIndex, project_roots
 from dagguard.model.scope import ImportBinding, Scope
@@ -49,7 +51,7 @@ def _parse(source: Union[bytes, str], shown: str, checked: Optional[Precheck] = 
     if cpython is not None and cpython.decisive:
         return _syntax_finding(shown, cpython.line, cpython.column, cpython.message)
     try:
-        return cst.parse_module(checked.source)
+        return parse_module(checked.source)
     except (RecursionError, MemoryError):
         return _syntax_finding(shown, 1, 1, "cannot parse: the file is nested too deeply")
     except Exception as exc:  # ParserSyntaxError, and a few other types on binary or odd input
@@ -117,7 +119,7 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
         return FileResult(path, (_syntax_finding(shown, 1, 1, "cannot check: the file is nested too deeply"),))
     except Exception as exc:  # a model bug: no rule can run on this file, the others go on
         return FileResult(path, (), internal_errors=(_internal_error("the DAG model", shown, exc),))
-    if project is not None and line_of is None and not any(dag.scope is model.scope for dag in model.dags):
+    if project is not None and line_of is None and not any(dag.scope.whole is model.scope for dag in model.dags):
         # No DAG of its own at module level: a factory or helper module, which other files import.
         project.remember(path, module)
     context = RuleContext(path=path, settings=settings, now=now)
@@ -134,13 +136,18 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     dag_nodes = [dag.report_node for dag in model.dags]
     # A finding that does not name its DAG gets the one whose code holds its node.
     regions = dag_regions(model) if any(r.dag is None for _, r in reports) else {}
+    # What libcst parsed (large constants blanked, or the index's read of the file), and
+    # CPython's tree of it when the precheck made one: statements are located from their lines.
+    text = _source_text(source, module)
+    parsed_from = checked.source if cached is None and checked is not None else source
     try:
-        spans, owners = locate_in_regions(module, [r.node for _, r in reports] + dag_nodes, regions) \
-            if (reports or dag_nodes) else ({}, {})
+        spans, owners = locate_in_regions(
+            module, [r.node for _, r in reports] + dag_nodes, regions,
+            text if parsed_from is source else _source_text(parsed_from, module),
+            checked.tree if checked is not None else None) if (reports or dag_nodes) else ({}, {})
     except RecursionError:
         return FileResult(path, (_syntax_finding(shown, 1, 1, "cannot check: the file is nested too deeply"),))
     # Findings need it now; DAG sites need it later, for the cross-file rules.
-    text = _source_text(source, module)
     found = directives(text)  # one tokenize pass for both the suppressions and the warnings
     noqa = parse_noqa(text, found)
     file_line = line_of or (lambda line: line)
@@ -245,7 +252,9 @@ def _check_piece(piece: Piece, path: Path, settings: Settings, now: dt.datetime,
                  project: Optional["ProjectKey"]) -> FileResult:
     """One piece of a large file, in a pool worker."""
     index = _project_index(project) if project is not None else None
-    return run_deep(check_source, piece.source, path, settings, now, shown, index, False, piece.line_of)
+    result = run_deep(check_source, piece.source, path, settings, now, shown, index, False, piece.line_of)
+    collector.after_file()   # the worker's next piece scans only its own objects
+    return result
 
 
 def _internal_error(where: str, shown: str, exc: BaseException) -> str:
@@ -342,8 +351,10 @@ def check_file_deep(path: Path, settings: Settings, now: dt.datetime,
                     project: Optional[ProjectKey] = None, jobs: int = 1) -> FileResult:
     """The isolated check_file on the large-stack thread; what a pool worker runs for each file
     (`jobs`: processes for a large file's pieces, when the file is checked in-process)."""
-    return run_deep(_check_file_isolated, path, settings, now,
-                    _project_index(project) if project is not None else None, jobs)
+    result = run_deep(_check_file_isolated, path, settings, now,
+                      _project_index(project) if project is not None else None, jobs)
+    collector.after_file()
+    return result
 
 
 def check_files(files: Sequence[Path], paths: Sequence[Path], settings: Settings, now: dt.datetime,
@@ -357,3 +368,4 @@ def check_files(files: Sequence[Path], paths: Sequence[Path], settings: Settings
         yield from map_in_order(check_file_deep, files, settings, now, project, piece_jobs, jobs=jobs)
     finally:
         _CURRENT.clear()   # the run's trees go with it
+        collector.end_of_run()

@@ -3,11 +3,18 @@ offsets."""
 
 from __future__ import annotations
 
-from itertools import accumulate
+import re
 from typing import Union
+
+_LINE_ENDS = {str: re.compile(r"\r\n|\r|\n"), bytes: re.compile(rb"\r\n|\r|\n")}
 
 
 def line_starts(source: Union[bytes, str]) -> list[int]:
     """The offset at which each line starts, then the source's length: line N (1-based) is
-    source[starts[N - 1]:starts[N]]. Lines end as CPython ends them (\\n, \\r\\n, \\r)."""
-    return [0, *accumulate(len(line) for line in source.splitlines(keepends=True))]
+    source[starts[N - 1]:starts[N]]. Lines end as CPython ends them (\\n, \\r\\n, \\r), not as
+    str.splitlines does: a form feed or U+2028 in a str does not end a line."""
+    ends = _LINE_ENDS[bytes if isinstance(source, (bytes, bytearray)) else str]
+    starts = [0, *(m.end() for m in ends.finditer(source))]
+    if starts[-1] != len(source):
+        starts.append(len(source))
+    return starts

@@ -18,6 +18,7 @@ from typing import Iterable, Optional, Sequence
 
 import libcst as cst
 
+from dagguard.model.parsing import parse_module
 from dagguard.model.scope import (Binding, ConstantBinding, ImportBinding, ModuleScope, ProjectLink, Scope,
                                   module_scope)
 
@@ -79,6 +80,7 @@ class ProjectIndex:
         # on, so that a cache re-checks the callers of an edited factory.
         self.touched: set[Path] = set()
         self._retired: list[ProjectModule] = []
+        self._resolutions: dict[str, tuple[Optional[Resolved], tuple[Path, ...]]] = {}
 
     def reset_touched(self) -> frozenset[Path]:
         """The modules resolved through since the last call, and start afresh."""
@@ -133,6 +135,7 @@ class ProjectIndex:
         """Drop the tree of `path` (its text changed: a fix pass); the next use reads the new one."""
         path = _resolved(path)
         self._remembered.pop(path, None)
+        self._resolutions.clear()   # names may now mean something else
         old = self._by_path.pop(path, None)
         if old is not None:
             # Facts about nodes are keyed by id(): keeping the old tree alive keeps its ids unused.
@@ -150,7 +153,7 @@ class ProjectIndex:
             return self._by_path[path]
         try:
             if path.stat().st_size <= MAX_MODULE_BYTES:
-                tree = cst.parse_module(path.read_bytes())
+                tree = parse_module(path.read_bytes())
                 loaded = ProjectModule(name, path, tree, self)
         except Exception:  # unreadable, or does not parse: its names stay unknown
             loaded = None
@@ -203,32 +206,48 @@ class ProjectIndex:
 
     def resolve(self, qualname: str, importer: Optional[Path] = None) -> Optional[Resolved]:
         """The project binding `qualname` names, following re-exports; None when not static."""
+        start = self.absolute(qualname, importer)
+        if start is None:
+            return None
+        # Every file asks for the same few names (its operators, its factory): each absolute
+        # name is followed once per run, and the modules it went through are touched again.
+        known = self._resolutions.get(start)
+        if known is None:
+            known = self._resolutions[start] = self._follow(start)
+        found, through = known
+        self.touched.update(through)
+        return found
+
+    def _follow(self, start: str) -> tuple[Optional[Resolved], tuple[Path, ...]]:
         seen: set[str] = set()
-        current: Optional[str] = self.absolute(qualname, importer)
+        through: list[Path] = []
+        current: Optional[str] = start
         for _ in range(MAX_FOLLOW):
             if current is None or current in seen:
-                return None   # an import cycle
+                break   # an import cycle
             seen.add(current)
-            found = self._binding(current)
+            module, found = self._binding(current)
+            if module is not None:   # a name it lacks today may be defined by an edit
+                through.append(module.path)
             if found is None:
-                return None
-            self.touched.add(found.module.path)
+                break
             if type(found.binding) is not ImportBinding:
-                return found
+                return found, tuple(through)
             current = self.absolute(found.binding.qualname, found.module.path)  # type: ignore[union-attr]
-        return None
+        return None, tuple(through)
 
-    def _binding(self, qualname: str) -> Optional[Resolved]:
+    def _binding(self, qualname: str) -> tuple[Optional[ProjectModule], Optional[Resolved]]:
+        """The project module `qualname` points into, and its one binding of the name."""
         module_name, _, name = qualname.rpartition(".")
         if not module_name or qualname.split(".", 1)[0] in _FOREIGN:
-            return None
+            return None, None
         module = self.module_named(module_name)
         if module is None:
-            return None
+            return None, None
         bindings = module.scope.bindings.get(name, ())
         if len(bindings) != 1:
-            return None
-        return Resolved(module, name, bindings[0])
+            return module, None
+        return module, Resolved(module, name, bindings[0])
 
 
 class ModuleLink(ProjectLink):

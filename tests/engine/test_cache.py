@@ -108,6 +108,25 @@ def test_editing_a_factory_rechecks_its_callers(tmp_path: Path, parses: list[int
     assert after == _check([repo / "dags"], None)
 
 
+def test_defining_a_factory_a_caller_already_imports_rechecks_the_caller(tmp_path: Path) -> None:
+    # Regression: a module that lacked the imported name was not among the caller's
+    # dependencies, so adding the factory there left the caller's "no DAG" result cached.
+    repo = tmp_path / "repo"
+    (repo / "dags").mkdir(parents=True)
+    helpers = repo / "dags" / "helpers.py"
+    helpers.write_text("import pendulum\n\nSTART = pendulum.datetime(2025, 1, 1, tz='UTC')\n")
+    (repo / "dags" / "caller.py").write_text(
+        "from airflow.sdk import DAG\nfrom helpers import make_dag\n\ndag = make_dag('made_hourly')\n")
+    before = _check([repo / "dags"], tmp_path / "cache")
+    assert "DG101" not in {f.code for f in before.findings}
+    helpers.write_text(helpers.read_text() + (
+        "\nfrom airflow.sdk import DAG\n\n\ndef make_dag(dag_id):\n"
+        "    return DAG(dag_id, schedule='@hourly', start_date=START, catchup=True)\n"))
+    after = _check([repo / "dags"], tmp_path / "cache")
+    assert ("DG101", "caller.py") in {(f.code, Path(f.path).name) for f in after.findings}
+    assert after == _check([repo / "dags"], None)
+
+
 def test_changed_settings_recheck(dags: Path, tmp_path: Path, parses: list[int]) -> None:
     cache = tmp_path / "cache"
     config = tmp_path / "pyproject.toml"

@@ -252,6 +252,28 @@ def test_a_result_records_the_modules_it_was_resolved_through(tmp_path):
     assert result.depends_on == {FIXTURE / "lib" / "common" / "factory.py"}
     plain = runner.check_file(FIXTURE / "dags" / "in_file.py", Settings(), NOW, project)
     assert plain.depends_on == frozenset()
+    # The index follows each name once per run; a second caller still depends on the module.
+    again = runner.check_file(path, Settings(), NOW, project)
+    assert again.depends_on == result.depends_on
+
+
+def test_only_files_without_a_module_level_dag_are_kept_for_later_imports(tmp_path):
+    # Regression: a module-level DAG's scope is the module seen from its statement, never the
+    # module scope itself, so every DAG file was kept as if it were a helper module.
+    from dagguard.config import Settings
+    from dagguard.engine import runner
+    from dagguard.model.project import ProjectIndex
+
+    (tmp_path / "helpers.py").write_text(
+        "from airflow import DAG\n\ndef make(dag_id):\n    return DAG(dag_id, schedule=None)\n")
+    (tmp_path / "direct.py").write_text("from airflow import DAG\n\ndag = DAG('direct', schedule=None)\n")
+    (tmp_path / "made.py").write_text("from helpers import make\n\ndag = make('made')\n")
+    project = ProjectIndex([tmp_path])
+    for name in ("helpers.py", "direct.py", "made.py"):
+        runner.check_file(tmp_path / name, Settings(), NOW, project)
+    assert project.parsed(tmp_path / "helpers.py") is not None
+    assert project.parsed(tmp_path / "direct.py") is None
+    assert project.parsed(tmp_path / "made.py") is None
 
 
 def test_each_module_is_parsed_at_most_once_per_run(monkeypatch):
