@@ -78,13 +78,16 @@ class ProjectIndex:
         self.analyses: dict[int, object] = {}   # per-node facts (dagguard.model.factories)
         # Modules resolved through since the last `reset_touched`: what a file's result depends
         # on, so that a cache re-checks the callers of an edited factory.
-        self.touched: set[Path] = set()
+        # The chains are kept by id: a file follows the same few hundred times, and hashing
+        # their paths each time cost more than following them.
+        self._touched: dict[int, tuple[Path, ...]] = {}
         self._retired: list[ProjectModule] = []
         self._resolutions: dict[str, tuple[Optional[Resolved], tuple[Path, ...]]] = {}
 
     def reset_touched(self) -> frozenset[Path]:
         """The modules resolved through since the last call, and start afresh."""
-        touched, self.touched = frozenset(self.touched), set()
+        touched = frozenset(path for chain in self._touched.values() for path in chain)
+        self._touched = {}
         return touched
 
     # --- modules ---------------------------------------------------------------------------
@@ -215,7 +218,7 @@ class ProjectIndex:
         if known is None:
             known = self._resolutions[start] = self._follow(start)
         found, through = known
-        self.touched.update(through)
+        self._touched[id(through)] = through
         return found
 
     def _follow(self, start: str) -> tuple[Optional[Resolved], tuple[Path, ...]]:
