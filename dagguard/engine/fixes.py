@@ -95,9 +95,15 @@ def fix_source(source: bytes, path: Path, settings: Settings, now: dt.datetime, 
     dropped: list[DroppedFix] = []
     refused: set[tuple[str, str, str]] = set()
     result = check_source(text, path, settings, now, shown, project, keep_fixes=True)
+    reason = None
     if result.fixes and not _compiles(source):
         # libcst reads some syntax this Python does not (3.12 f-strings on 3.11): no fix can be checked.
         reason = "the file does not compile on this Python as it is"
+    elif result.fixes and result.module is not None and result.module.bytes != source:
+        # libcst would not write this file back as it is (it drops a form feed before the first
+        # statement): a fix would change more than the fix.
+        reason = "libcst cannot write this file back unchanged"
+    if reason is not None:
         dropped = [DroppedFix(f.path, f.line, f.code, fix.description, reason) for f, fix in result.fixes
                    if fix_applies(fix.safety, unsafe_fixes)]
         return FileFix(path, source, source, (), tuple(dropped), _without_tree(result))

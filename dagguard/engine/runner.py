@@ -102,6 +102,9 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
             return FileResult(path, ())
     if cached is None and checked is None and len(source) <= MAX_FILE_BYTES:
         checked = cpython_check(source)   # _parse would run it
+    if keep_fixes and checked is not None and checked.source is not source:
+        # A fix writes the tree back: it must hold the file's large constants, not their blanks.
+        checked = replace(checked, source=source)
     parsed = cached or _parse(source, shown, checked)
     # libcst reads syntax this Python cannot compile (3.12 f-strings on 3.11): --fix could not
     # verify a fix, so it applies none and no finding is marked fixable.

@@ -194,3 +194,26 @@ def test_findings_in_a_file_this_python_cannot_compile_are_not_marked_fixable():
     result = _fixed(source)
     assert result.fixed == source.encode() and not result.result.findings[0].fixable
     assert [d.reason for d in result.dropped] == ["the file does not compile on this Python as it is"]
+
+
+FIXABLE_DAG = ('with DAG("x", schedule="@daily", start_date=pendulum.datetime(2025, 1, 1, tz="UTC"), '
+               'catchup=True):\n    pass\n')
+
+
+def test_a_fix_keeps_the_large_constants_a_check_blanks_out():
+    # Regression: the check hands libcst the file with constant containers of 1,000+ elements
+    # blanked to `(...)`, and --fix wrote that tree back: the data was gone.
+    data = "DATA = [" + ", ".join(str(i) for i in range(1500)) + "]\n"
+    source = f"from airflow.sdk import DAG\nimport pendulum\n\n{data}\n{FIXABLE_DAG}"
+    result = _fixed(source)
+    assert result.applied and data in result.fixed.decode("utf-8")
+    assert result.fixed.decode("utf-8").replace("catchup=False", "catchup=True").startswith(source.split("with")[0])
+
+
+def test_a_file_libcst_cannot_write_back_unchanged_gets_no_fix():
+    # libcst drops a form feed before the first statement: any fix would drop it too.
+    source = f"\x0cfrom airflow.sdk import DAG\nimport pendulum\n\n{FIXABLE_DAG}"
+    assert cst.parse_module(source).code != source   # the libcst behaviour this guards against
+    result = _fixed(source)
+    assert result.fixed == source.encode("utf-8") and result.applied == ()
+    assert result.dropped and all("cannot write this file back unchanged" in d.reason for d in result.dropped)
