@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ast
 import re
-import warnings
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any, ContextManager, Iterable, Iterator, Mapping, Optional, Sequence
@@ -24,6 +23,7 @@ from typing import Any, ContextManager, Iterable, Iterator, Mapping, Optional, S
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
+from dagguard.engine.precheck import cpython_tree
 from dagguard.engine.source_lines import line_starts
 from dagguard.model.tree import child_nodes
 
@@ -167,7 +167,7 @@ def _statement_plan(module: cst.Module, wanted: set[int], text: str, tree: Optio
     wanted node, up to the last one; None when a wanted node is outside every statement or
     CPython's statements do not line up with libcst's."""
     if tree is None:
-        tree = _cpython_tree(text)
+        tree = cpython_tree(text)
         if tree is None:
             return None
     starts: Optional[Sequence[int]] = None
@@ -209,15 +209,6 @@ def _take_wanted(statement: cst.CSTNode, remaining: set[int]) -> bool:
 def _first_token_line(statement: ast.stmt) -> int:
     decorators = getattr(statement, "decorator_list", None)
     return min(statement.lineno, *(d.lineno for d in decorators)) if decorators else statement.lineno
-
-
-def _cpython_tree(text: str) -> Optional[ast.Module]:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # invalid escapes and the like: the precheck's to tell
-            return ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
 
 
 def _generate_statements(state: _LocatingState, plan: Sequence[tuple[cst.BaseStatement, int, int]],

@@ -59,12 +59,25 @@ def _check(source: Union[bytes, str]) -> Precheck:
     return Precheck(parsed, source)
 
 
+def cpython_tree(source: Union[bytes, str]) -> Optional[ast.Module]:
+    """CPython's syntax tree of `source`, or None when it does not parse (no depth check)."""
+    try:
+        with collector_paused():
+            return _compiled(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):   # UnicodeDecodeError too
+        return None
+
+
+def _compiled(source: Union[bytes, str]) -> ast.Module:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # invalid escapes and the like: not the checker's to print
+        return compile(source, "<dag file>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+
+
 def _tree_or_error(source: Union[bytes, str]) -> Union[ast.Module, CPythonError]:
     """CPython's syntax tree of a file shallow enough for libcst, else what CPython refuses."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # invalid escapes and the like: not the checker's to print
-            tree = compile(source, "<dag file>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        tree = _compiled(source)
     except SyntaxError as exc:
         # Other syntax errors are not decisive: libcst may read syntax newer than this Python's.
         return CPythonError(max(exc.lineno or 1, 1), max(exc.offset or 1, 1), f"SyntaxError: {exc.msg}",
