@@ -4,7 +4,8 @@ The corpus is a folder of repository copies, one folder per repository (tests/co
 says how to build it). It is taken from `DAGGUARD_CORPUS` (one folder, or several separated by
 os.pathsep), else from /work/fresh_corpus and /work/corpus when they exist; without one, every
 test here is skipped. Each repository is checked as a user would run `dagguard check .` at its
-root: its own pyproject.toml (if any) is the configuration and the root is the project root.
+root: its own pyproject.toml (if any) is the configuration and the root is the project root;
+`check` runs once more with `airflow-version = "2"`.
 
 What must hold on any real code: no internal error (no rule raises, every reported node is
 located), every finding's span lies inside its file, and `dagguard dags` runs to the end.
@@ -101,12 +102,18 @@ def span_problem(finding: Finding, root: Path) -> str | None:
     return None
 
 
+# The repository's own settings, and Airflow 2 (most real repositories still run it; its rules
+# take other paths: catchup on by default, no schedule means daily).
+SETTINGS = [pytest.param({}, id="configured"), pytest.param({"airflow-version": "2"}, id="airflow-2")]
+
+
+@pytest.mark.parametrize("overrides", SETTINGS)
 @pytest.mark.parametrize("repo", CORPUS)
-def test_check_has_no_internal_error_and_findings_lie_inside_their_files(repo: Path,
+def test_check_has_no_internal_error_and_findings_lie_inside_their_files(repo: Path, overrides: dict,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(repo)   # as `dagguard check .` at the repository root: paths are shown from here
     here = Path(".")
-    result = check_paths([here], settings=discover_settings([here]), now=NOW)
+    result = check_paths([here], settings=discover_settings([here], None, overrides), now=NOW)
     assert result.internal_errors == ()
     assert result.files_checked > 0
     problems = [problem for finding in result.findings if (problem := span_problem(finding, repo)) is not None]
