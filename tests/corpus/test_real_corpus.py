@@ -66,7 +66,9 @@ def _test_id(repo: Path, all_repos: list[Path]) -> str:
 def _corpus_params() -> list:
     repos = repositories()
     if not repos:
-        reason = ("no real corpus: set DAGGUARD_CORPUS to a folder of repository copies "
+        configured = os.environ.get("DAGGUARD_CORPUS")
+        where = f"DAGGUARD_CORPUS={configured} holds no repository" if configured else "no real corpus"
+        reason = (f"{where}: set DAGGUARD_CORPUS to a folder of repository copies "
                   "(tests/corpus/README.md says how to build one)")
         return [pytest.param(None, id="no-corpus", marks=pytest.mark.skip(reason=reason))]
     return [pytest.param(repo, id=_test_id(repo, repos)) for repo in repos]
