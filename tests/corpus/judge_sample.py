@@ -6,16 +6,17 @@ after the repository's folder in the corpus (`FINDINGS_DIR/<repo>.json`); `--run
     python tests/corpus/judge_sample.py --corpus /work/fresh_corpus --findings /tmp/findings --run
     python tests/corpus/judge_sample.py --corpus /work/fresh_corpus --findings /tmp/findings --rule DG103
 
-The same seed, findings and `--per-rule` give the same sample, so a judgement can be redone
-after a change by drawing again and re-reading the findings that are new.
+The same seed and `--per-rule` give the same sample from the same reports. After a change to
+dagguard the findings that remain keep their places in the draw, so a judgement can be redone
+by drawing again and reading only the findings that are new.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
-import random
 import subprocess
 import sys
 from collections import defaultdict
@@ -38,7 +39,8 @@ def run_check(corpus: Path, findings_dir: Path, python: str) -> None:
     for repo in sorted(p for p in corpus.iterdir() if p.is_dir() and not p.name.startswith(".")):
         out = findings_dir / f"{repo.name}.json"
         run = subprocess.run([python, "-m", "dagguard", "check", "--output-format", "json", "--no-cache",
-                              "--now", NOW, "."], cwd=repo, capture_output=True, text=True, env=os.environ.copy())
+                              "--now", NOW, "."], cwd=repo, capture_output=True, text=True, env=os.environ.copy(),
+                             check=False)   # exit 1 means findings; 2 is reported below
         if run.returncode not in (0, 1):
             print(f"{repo.name}: exit {run.returncode}: {run.stderr.strip()}", file=sys.stderr)
         out.write_text(run.stdout or "[]")
@@ -52,8 +54,8 @@ def load_findings(findings_dir: Path) -> dict[str, list[dict]]:
 def draw(findings: dict[str, list[dict]], per_rule: int, seed: int,
          rules: Optional[Iterable[str]] = None) -> dict[str, list[Sampled]]:
     """Up to `per_rule` findings of each rule, taken in turn from each repository that has some
-    (repositories and findings in a seeded shuffled order), so one noisy repository cannot fill
-    a rule's sample."""
+    (repositories and findings in a seeded pseudo-random order), so one noisy repository cannot
+    fill a rule's sample."""
     by_rule: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
     for repo, items in findings.items():
         for finding in items:
@@ -63,15 +65,12 @@ def draw(findings: dict[str, list[dict]], per_rule: int, seed: int,
     for code in sorted(by_rule):
         if wanted is not None and code not in wanted:
             continue
-        # A string seed per rule: adding a rule or a repository does not reshuffle the others.
-        rng = random.Random(f"{seed}:{code}")
-        queues = {}
-        for repo in sorted(by_rule[code]):
-            items = sorted(by_rule[code][repo], key=lambda f: (f["path"], f["line"], f["column"]))
-            rng.shuffle(items)
-            queues[repo] = items
-        order = sorted(queues)
-        rng.shuffle(order)
+        # Each finding and repository is ranked by a hash of the seed and where it is, not by
+        # a shuffle: after a change, the findings that remain keep their turn, the ones gone
+        # drop out, and new ones take their ranked places.
+        queues = {repo: sorted(items, key=lambda f, repo=repo: _rank(seed, code, repo, _where(f)))
+                  for repo, items in by_rule[code].items()}
+        order = sorted(queues, key=lambda repo: _rank(seed, code, repo, ""))
         picked: list[Sampled] = []
         while len(picked) < per_rule and any(queues[repo] for repo in order):
             for repo in order:
@@ -79,6 +78,15 @@ def draw(findings: dict[str, list[dict]], per_rule: int, seed: int,
                     picked.append(Sampled(repo, queues[repo].pop(0)))
         sample[code] = picked
     return sample
+
+
+def _where(finding: dict) -> str:
+    """A finding's place: its message can change with dagguard, its place in the corpus cannot."""
+    return f"{finding['path']}:{finding['line']}:{finding['column']}"
+
+
+def _rank(seed: int, code: str, repo: str, where: str) -> str:
+    return hashlib.sha256(f"{seed}:{code}:{repo}:{where}".encode()).hexdigest()
 
 
 def context(root: Path, finding: dict, lines_around: int) -> str:

@@ -33,3 +33,10 @@ def test_fewer_findings_than_asked_are_all_taken_and_rules_can_be_chosen():
     sample = draw(FINDINGS, per_rule=12, seed=21, rules=["DG101"])
     assert list(sample) == ["DG101"]
     assert [s.repo for s in sample["DG101"]] == ["other"]
+
+
+def test_findings_that_remain_keep_their_turn_when_others_disappear():
+    before = [s.finding["line"] for s in draw(FINDINGS, per_rule=1000, seed=21)["DG103"] if s.repo == "noisy"]
+    fewer = {**FINDINGS, "noisy": [f for f in FINDINGS["noisy"] if f["line"] % 3]}   # a third fixed
+    after = [s.finding["line"] for s in draw(fewer, per_rule=1000, seed=21)["DG103"] if s.repo == "noisy"]
+    assert after == [line for line in before if line % 3]
