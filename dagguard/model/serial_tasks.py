@@ -21,7 +21,7 @@ from dagguard.model import airflow_names as names
 from dagguard.model.dags import DagModel, FileModel, TaskModel
 from dagguard.model.dependencies import TaskGraph, task_graph
 from dagguard.model.import_guards import value_on_import
-from dagguard.model.scope import FunctionBinding, ModuleScope, Scope, function_scope
+from dagguard.model.scope import ConstantBinding, FunctionBinding, ModuleScope, Scope, function_scope
 from dagguard.model.tree import branch_nodes
 
 _LAYOUT_KEY = "serial_task_layout"
@@ -31,8 +31,10 @@ _TASKLESS_LIBRARIES = frozenset(sys.stdlib_module_names) | {"airflow", "pendulum
 _DEPENDENCY_METHODS = frozenset({"set_upstream", "set_downstream"})
 _DEPENDENCY_FUNCTIONS = frozenset({"chain", "chain_linear", "cross_downstream"})
 _MAPPING_METHODS = frozenset({"partial", "expand", "expand_kwargs"})
+_PLAIN_LIBRARIES = _TASKLESS_LIBRARIES - {"airflow"}
 _BUILTINS = frozenset(dir(builtins))
-_STRINGS = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
+_LITERALS = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString, cst.Integer, cst.Float,
+             cst.List, cst.Tuple, cst.Set, cst.Dict)
 
 # Where a node runs when the file is parsed, as bits: once (none set), maybe not or many times
 # (under a loop, an `if`, a `try`), later if at all (a function's body); and whether it is in a
@@ -152,12 +154,17 @@ class _Walk:
         return [(c, scope, where) for c in children]
 
     def makes_no_task(self, call: cst.Call, scope: Scope) -> bool:
-        """A call that surely adds no task: a builtin, a library's function, a string method,
-        `set_upstream`/`set_downstream`, or an `@dag` function of the file (whose body is walked)."""
+        """A call that surely adds no task: a builtin, a library's function, a method of a
+        literal, of a constant bound to one or of what a builtin or plain library returns
+        (`datetime.now().strftime(...)`), `set_upstream`/`set_downstream`, or an `@dag`
+        function of the file (whose body is walked)."""
         func = call.func
+        if any(_is_function(arg.value, scope) for arg in call.args):
+            return False  # `map(make_task, names)`: the callee may call it, and it may make tasks
         if isinstance(func, cst.Name) and func.value in _BUILTINS and not scope.lookup(func.value):
             return True
-        if isinstance(func, cst.Attribute) and (isinstance(func.value, _STRINGS) or func.attr.value in _DEPENDENCY_METHODS):
+        if isinstance(func, cst.Attribute) and (func.attr.value in _DEPENDENCY_METHODS
+                                                or _is_plain_value(func.value, scope)):
             return True
         if isinstance(func, cst.Name):
             binding = scope.single(func.value)
@@ -166,6 +173,27 @@ class _Walk:
         qual = scope.qualname(func)
         return qual is not None and qual.split(".", 1)[0] in _TASKLESS_LIBRARIES \
             and not names.is_airflow_operator(qual)
+
+
+def _is_function(expr: cst.BaseExpression, scope: Scope) -> bool:
+    """A lambda or a function of the file, passed on to be called."""
+    return isinstance(expr, cst.Lambda) or (
+        isinstance(expr, cst.Name) and isinstance(scope.single(expr.value), FunctionBinding))
+
+
+def _is_plain_value(expr: cst.BaseExpression, scope: Scope) -> bool:
+    """A literal, a name bound once to one, or the result of a builtin's or of a library's call
+    other than Airflow's (whose objects, a DAG or a task, have methods that add tasks)."""
+    if isinstance(expr, cst.Name):
+        binding = scope.single(expr.value)
+        return isinstance(binding, ConstantBinding) and isinstance(binding.value, _LITERALS)
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        if isinstance(func, cst.Name) and func.value in _BUILTINS and not scope.lookup(func.value):
+            return True
+        qual = scope.qualname(func)
+        return qual is not None and qual.split(".", 1)[0] in _PLAIN_LIBRARIES
+    return isinstance(expr, _LITERALS)
 
 
 def _sets_dependencies(node: cst.CSTNode) -> bool:

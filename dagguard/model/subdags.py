@@ -12,7 +12,8 @@ counts too.
 
 from __future__ import annotations
 
-from typing import Optional
+import re
+from typing import Optional, Sequence
 
 import libcst as cst
 
@@ -22,6 +23,7 @@ from dagguard.model.tree import child_nodes
 from dagguard.model.values import UNKNOWN, Evaluator
 
 _KEY = "subdag_dags"
+_FORMAT_PARENT_DOT = re.compile(r"\{[^{}]*\}\.")   # "{}.{}", "{0}.{1}", "{parent}.{child}"
 MAX_DEPTH = 4
 
 
@@ -89,7 +91,7 @@ def _named_like_a_subdag(dag: DagModel) -> bool:
 
 
 def _parent_dot_child(node: cst.BaseExpression, evaluator: Evaluator) -> bool:
-    """f"{parent}.{child}", parent + "." + child, "%s.%s" % (...), "{}.{}".format(...),
+    """f"{parent}.{child}", parent + "." + child, "%s.%s" % (...), "{0}.{1}".format(...),
     ".".join([...]), with the part before the dot not statically known."""
     if isinstance(node, cst.FormattedString):
         parts = node.parts
@@ -104,14 +106,25 @@ def _parent_dot_child(node: cst.BaseExpression, evaluator: Evaluator) -> bool:
                    for before, dot in zip(terms, terms[1:]))
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
         pattern = evaluator.value(node.left)
-        return isinstance(pattern, str) and pattern.startswith("%s.")
+        values = node.right.elements if isinstance(node.right, cst.Tuple) else ()
+        return isinstance(pattern, str) and pattern.startswith("%s.") and _unknown_first(values, evaluator)
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
-            and isinstance(node.func.value, cst.SimpleString):
+            and isinstance(node.func.value, cst.SimpleString) and len(node.args) >= 1:
         text = evaluator.value(node.func.value)
         method = node.func.attr.value
-        return (method == "format" and isinstance(text, str) and text.startswith("{}."))\
-            or (method == "join" and text == "." and len(node.args) == 1)
+        if method == "format":
+            return isinstance(text, str) and _FORMAT_PARENT_DOT.match(text) is not None \
+                and _unknown_first(node.args, evaluator)
+        joined = node.args[0].value
+        return method == "join" and text == "." and isinstance(joined, (cst.List, cst.Tuple)) \
+            and _unknown_first(joined.elements, evaluator)
     return False
+
+
+def _unknown_first(items: Sequence[cst.Arg | cst.BaseElement], evaluator: Evaluator) -> bool:
+    """Is the first of these values (the parent's id) not statically known?"""
+    return bool(items) and not isinstance(items[0], cst.StarredElement) \
+        and evaluator.value(items[0].value) is UNKNOWN
 
 
 def _added_terms(node: cst.BaseExpression) -> list[cst.BaseExpression]:

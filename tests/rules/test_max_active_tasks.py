@@ -70,6 +70,33 @@ fourth = BashOperator(task_id="fourth", bash_command="echo", dag=made)
 first.set_downstream(second)
 chain(second, third, fourth)
 """, False),
+    "plain_calls_at_module_level": ("""
+import datetime
+import os
+
+CONFIG = {"bucket": "lake"}
+BUCKET = CONFIG.get("bucket", os.environ.get("BUCKET", "lake"))
+TODAY = datetime.datetime.now().strftime("%Y-%m-%d")
+
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    BashOperator(task_id="a", bash_command="echo " + BUCKET.upper()) >> BashOperator(task_id="b", bash_command="echo")
+""", False),
+    "a_method_of_an_object_of_unknown_kind": ("""
+from plugins.config import settings
+
+TABLES = settings.tables()
+
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    BashOperator(task_id="a", bash_command="echo") >> BashOperator(task_id="b", bash_command="echo")
+""", True),
+    "tasks_a_builtin_may_make_through_a_function": ("""
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    def make(name):
+        return BashOperator(task_id=name, bash_command="echo")
+
+    BashOperator(task_id="start", bash_command="echo")
+    list(map(make, ["orders", "customers"]))
+""", True),
     "fan_out": ("""
 with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
     extract = BashOperator(task_id="extract", bash_command="echo")

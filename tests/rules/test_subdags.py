@@ -90,6 +90,7 @@ def load_subdag(parent_dag_name, child_dag_name, args):
     'parent_dag_name + "." + child_dag_name',
     '"%s.%s" % (parent_dag_name, child_dag_name)',
     '"{}.{}".format(parent_dag_name, child_dag_name)',
+    "'{0}.{1}'.format(parent_dag_name, child_dag_name)",
     '".".join([parent_dag_name, child_dag_name])',
 ])
 def test_a_factory_named_like_a_subdag_is_one(tmp_path, dag_id):
@@ -101,6 +102,8 @@ def test_a_factory_named_like_a_subdag_is_one(tmp_path, dag_id):
     'f"{parent_dag_name}_{child_dag_name}"',   # no dot: a factory of ordinary DAGs
     '"team.orders"',                           # a dotted id nobody's caller builds
     'f"team.{child_dag_name}"',                # the part before the dot is fixed
+    '"%s.%s" % ("team", child_dag_name)',
+    '"{}.{}".format("team", child_dag_name)',
 ])
 def test_other_factories_still_need_a_schedule(tmp_path, dag_id):
     findings = lint(tmp_path, FACTORY_MODULE.format(dag_id=dag_id))
