@@ -23,6 +23,8 @@ def read_ledger(conn: Any, table: str | None = None) -> ledger.LedgerReport:
 
 def _read(engine: Any, table: str | None) -> ledger.LedgerReport:
     try:
+        if engine.dialect == "iceberg":  # an Iceberg table per namespace, not SQL
+            return engine.read_ledger(table)
         return ledger.read_ledger(engine, table)
     except IdempotentWriteError:
         raise
