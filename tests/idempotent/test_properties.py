@@ -19,7 +19,7 @@ from tests.idempotent.helpers import at  # noqa: E402
 
 DAYS = [Interval(at(d), at(d + 1)) for d in (1, 2, 3)]
 MICRO = timedelta(microseconds=1)
-EXAMPLES = {"sqlite": 30, "duckdb": 20, "postgres": 12}
+EXAMPLES = {"sqlite": 30, "duckdb": 20, "postgres": 12, "iceberg": 8}
 
 
 def instants(interval: Interval):
@@ -67,7 +67,7 @@ _row_id_names = itertools.cycle(ROW_ID_NAMES)
 
 
 def _reset(db) -> None:
-    db.run("DROP TABLE IF EXISTS events")
+    db.drop("events")
     if db.dialect == "sqlite":
         db.row_id_name = next(_row_id_names)
         db.create(columns=f"k INTEGER, ts {{ts}}, v TEXT, {db.row_id_name} TEXT")
