@@ -212,7 +212,7 @@ def test_a_row_at_the_end_instant_rejects_the_whole_batch(db):
     check()
 
 
-NANO_TYPE = {"sqlite": "TEXT", "duckdb": "TIMESTAMPTZ_NS", "postgres": "timestamptz"}
+NANO_TYPE = {"sqlite": "TEXT", "duckdb": "TIMESTAMPTZ_NS", "postgres": "timestamptz", "iceberg": "TIMESTAMPTZ"}
 
 
 def nanosecond_batches(interval: Interval, max_size: int = 5, rounded=st.booleans()):
@@ -255,7 +255,7 @@ def test_nanoseconds_are_kept_or_refused_never_rounded(db):
     @given(existing=nanosecond_batches(DAYS[1], rounded=st.just(True)), batch=nanosecond_batches(DAYS[1]),
            strategy=STRATEGY)
     def check(existing, batch, strategy):
-        db.run("DROP TABLE IF EXISTS events")
+        db.drop("events")
         db.create("events", f"k INTEGER, ts {NANO_TYPE[db.dialect]}, v TEXT")
         _write_ns(db, existing, strategy)
         before = _stored_nanoseconds(db)
@@ -289,6 +289,8 @@ def test_an_open_caller_transaction_is_refused_or_joined_never_lost(db):
     from tests.idempotent.test_caller_transaction import _caller_insert, CALLERS_ROW
 
     assert not DAYS[0].contains(CALLERS_ROW[1])  # the caller's row lies in another interval
+    if db.dialect == "iceberg":
+        pytest.skip("SQL-specific: a pyiceberg Catalog has no transaction a caller could leave open")
 
     @_settings(db)
     @given(existing=batches(DAYS[0]), rows=batches(DAYS[0]), strategy=STRATEGY, commit=st.booleans())

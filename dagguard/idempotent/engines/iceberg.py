@@ -25,7 +25,8 @@ from typing import Any, Callable
 from dagguard.idempotent.arrow.batch import ArrowBatch
 from dagguard.idempotent.batch import AnyBatch
 from dagguard.idempotent.errors import (ConcurrentWriteError, ConnectionFailedError, DatabaseRefusedError,
-                                        IdempotentWriteError, LedgerError, TargetTableError)
+                                        IdempotentWriteError, IntervalViolationError, LedgerError,
+                                        TargetTableError)
 from dagguard.idempotent.identifiers import TableName
 from dagguard.idempotent.interval import Interval
 from dagguard.idempotent.ledger import RunInfo
@@ -101,6 +102,10 @@ class IcebergEngine:
                 outcome = self._write_once(spec, batch, interval, checksum, run, observer)
                 break
             except Exception as exc:
+                if isinstance(exc, UnicodeEncodeError):  # a lone surrogate, when Parquet encodes text
+                    from dagguard.idempotent.write import _unencodable
+
+                    raise IntervalViolationError(_unencodable(batch, exc, spec.table, interval)) from exc
                 if not is_conflict(exc):
                     if isinstance(exc, IdempotentWriteError) or not _from_the_library(exc):
                         raise
@@ -292,7 +297,16 @@ def is_conflict(exc: BaseException) -> bool:
     return type(exc).__module__.startswith("sqlalchemy") and ("database is locked" in text or "busy" in text)
 
 
+_LIBRARIES = ("pyiceberg", "pyarrow", "sqlalchemy", "sqlite3", "psycopg", "requests")
+
+
 def _from_the_library(exc: BaseException) -> bool:
-    """Did pyiceberg, pyarrow or the catalog's database raise `exc` (not dagguard's own code)?"""
-    module = type(exc).__module__.split(".", 1)[0]
-    return module in ("pyiceberg", "pyarrow", "sqlalchemy", "sqlite3", "psycopg", "requests")
+    """Did pyiceberg, pyarrow or the catalog's database raise `exc` (not dagguard's own code)?
+    pyiceberg raises plain ValueErrors too: the frame that raised tells."""
+    if type(exc).__module__.split(".", 1)[0] in _LIBRARIES:
+        return True
+    trace = exc.__traceback__
+    while trace is not None and trace.tb_next is not None:
+        trace = trace.tb_next
+    filename = trace.tb_frame.f_code.co_filename if trace is not None else ""
+    return any(f"/{library}/" in filename for library in _LIBRARIES)
