@@ -154,10 +154,12 @@ class IcebergEngine:
                 observer(0, f"SCAN {name} WHERE {scope}")
             if not len(rows) and not stored:
                 return 0, 0, 0
-            if (set(batch.columns) == set(schema.names) and len(rows) == stored
-                    and self.last_checksum(table, interval) == checksum
-                    and arrow_checksum(ArrowBatch(tuple(schema.names), scan.to_arrow()))
-                    == arrow_checksum(ArrowBatch(tuple(schema.names), rows))):
+            last = self.last_write(table, interval)
+            if (set(batch.columns) == set(schema.names) and len(rows) == stored and last is not None
+                    and last[0] == checksum
+                    and (_still_its_files(table, scan, last[1])
+                         or arrow_checksum(ArrowBatch(tuple(schema.names), scan.to_arrow()))
+                         == arrow_checksum(ArrowBatch(tuple(schema.names), rows)))):
                 # A rerun: the interval holds exactly these rows, so no snapshot is written.
                 return 0, 0, 0
             new_rows, counts = rows, (len(rows), 0, stored)
@@ -191,15 +193,16 @@ class IcebergEngine:
         before_commit()
         transaction.commit_transaction()
 
-    def last_checksum(self, table: Any, interval: Interval) -> str | None:
-        """The checksum of the newest snapshot dagguard committed for `interval`, from the
-        snapshots' summaries (kept until the snapshots expire)."""
+    @staticmethod
+    def last_write(table: Any, interval: Interval) -> tuple[str, Any] | None:
+        """(checksum, snapshot) of the newest snapshot dagguard committed for `interval`, from
+        the snapshots' summaries (kept until the snapshots expire)."""
         key = _interval_key(interval)
         snapshots = sorted(table.metadata.snapshots, key=lambda s: (s.sequence_number or 0, s.timestamp_ms))
         for snapshot in reversed(snapshots):
             summary = snapshot.summary.additional_properties if snapshot.summary else {}
             if summary.get(PROPERTY_PREFIX + "interval") == key:
-                return summary.get(PROPERTY_PREFIX + "checksum")
+                return summary.get(PROPERTY_PREFIX + "checksum", ""), snapshot
         return None
 
     def _finish(self, spec: Any, batch: AnyBatch, interval: Interval, checksum: str, run: RunInfo,
@@ -239,6 +242,21 @@ class IcebergEngine:
 def columns_of(table: Any) -> dict[str, str]:
     """A pyiceberg Table's top-level columns and their Iceberg types."""
     return {field.name: str(field.field_type) for field in table.schema().fields}
+
+
+def _still_its_files(table: Any, scan: Any, snapshot: Any) -> bool:
+    """True when the files the scan reads are exactly the data files `snapshot` added, with no
+    delete files: Iceberg files never change, so the scope then holds exactly the rows that
+    commit wrote (whose checksum its summary records). Metadata only, no row is read; anything
+    else (a file rewritten or added since, a file the scope's filter cannot prune) is False,
+    and the caller compares the rows."""
+    added = set()
+    for manifest in snapshot.manifests(table.io):
+        for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=True):
+            if entry.snapshot_id == snapshot.snapshot_id and int(entry.status) == 1:  # ADDED
+                added.add(entry.data_file.file_path)
+    tasks = list(scan.plan_files())
+    return not any(task.delete_files for task in tasks) and {task.file.file_path for task in tasks} == added
 
 
 def _interval_key(interval: Interval) -> str:

@@ -11,7 +11,7 @@ from dagguard.idempotent.arrow.batch import ArrowBatch
 from dagguard.idempotent.batch import AnyBatch
 from dagguard.idempotent.errors import IntervalViolationError
 
-# Prefixes of the two sides of the merge join, and of its NULL-safe key columns.
+# Prefixes of the two sides' row numbers in the merge join, and of its key columns.
 _BATCH, _TARGET, _KEY = "dg_b_", "dg_t_", "dg_k_"
 
 
@@ -85,19 +85,33 @@ class MergePlan:
         return bool(self.inserted or self.updated or self.deleted)
 
 
-def _with_keys(table: Any, keys: tuple[str, ...], prefix: str) -> Any:
-    """`table` with prefixed column names plus, per key, a NULL flag and the value with NULLs
-    zeroed: joining on both matches NULL to NULL (IS NOT DISTINCT FROM), which Arrow's join does not."""
+def _key_columns(table: Any, keys: tuple[str, ...], nullable: frozenset[str], row: str) -> Any:
+    """The join side of `table`: its key columns and its row number `row`. A key column holding
+    a NULL on either side becomes a NULL flag plus the value with NULLs zeroed, so that NULL
+    matches NULL (IS NOT DISTINCT FROM), which Arrow's join does not do."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    out = table.rename_columns([prefix + name for name in table.column_names])
+    columns: dict[str, Any] = {}
     for at, key in enumerate(keys):
         column = table.column(key)
-        out = out.append_column(f"{prefix}{_KEY}null{at}", pc.is_null(column))
-        filled = pc.fill_null(column, pa.scalar(_zero(column.type), column.type)) if column.null_count else column
-        out = out.append_column(f"{prefix}{_KEY}value{at}", filled)
-    return out
+        if key in nullable:
+            columns[f"{_KEY}null{at}"] = pc.is_null(column)
+            column = pc.fill_null(column, pa.scalar(_zero(column.type), column.type)) if column.null_count else column
+        columns[f"{_KEY}value{at}"] = column
+    columns[row] = _row_numbers(len(table))
+    return pa.table(columns)
+
+
+def _row_numbers(count: int) -> Any:
+    import pyarrow as pa
+
+    try:
+        import numpy
+
+        return pa.array(numpy.arange(count, dtype="int64"))
+    except ImportError:
+        return pa.array(range(count), pa.int64())
 
 
 def _zero(kind: Any) -> Any:
@@ -128,36 +142,41 @@ def plan_merge(current: Any, batch: Any, batch_columns: tuple[str, ...], keys: t
                delete_missing: bool) -> MergePlan:
     """Merge `batch` (typed as the table) into `current` (the interval's rows): matched rows take
     the batch's values for the batch's columns and keep their others, new rows are added, rows
-    the batch lacks stay unless `delete_missing`."""
+    the batch lacks stay unless `delete_missing`. Only the keys and row numbers are joined (a
+    join carrying every column cost 6 s of a 1M-row merge); the rows are then taken by number."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    names = current.schema.names
-    join_keys = [f"{_KEY}{part}{at}" for at in range(len(keys)) for part in ("null", "value")]
-    left = _with_keys(batch, keys, _BATCH)
-    right = _with_keys(current, keys, _TARGET).append_column(f"{_TARGET}hit", pa.repeat(True, len(current)))
-    joined = left.join(right, [_BATCH + k for k in join_keys], [_TARGET + k for k in join_keys],
-                       join_type="full outer", coalesce_keys=False, use_threads=False)
-    hit = pc.fill_null(joined.column(f"{_TARGET}hit"), False)
-    from_batch = pc.invert(pc.is_null(joined.column(_BATCH + f"{_KEY}null0")))
-    matched = pc.and_(hit, from_batch)
-    new = pc.and_(from_batch, pc.invert(hit))
-    missing = pc.and_(hit, pc.invert(from_batch))
-    changed = pa.repeat(False, len(joined))
+    nullable = frozenset(k for k in keys if batch.column(k).null_count or current.column(k).null_count)
+    left = _key_columns(batch, keys, nullable, _BATCH + "row")
+    right = _key_columns(current, keys, nullable, _TARGET + "row")
+    on = [name for name in left.column_names if name.startswith(_KEY)]
+    joined = left.join(right, on, join_type="full outer", coalesce_keys=False, use_threads=True,
+                       right_suffix="_t")
+    batch_row, target_row = joined.column(_BATCH + "row"), joined.column(_TARGET + "row")
+    matched = pc.and_(pc.is_valid(batch_row), pc.is_valid(target_row))
+    new = pc.is_null(target_row)
+    missing = pc.is_null(batch_row)
+    pairs = joined.filter(matched)
+    mine, theirs = batch.take(pairs.column(_BATCH + "row")), current.take(pairs.column(_TARGET + "row"))
+    changed = pa.repeat(False, len(pairs))
     for name in batch_columns:
         if name not in keys:
-            changed = pc.or_(changed, _differs(joined.column(_TARGET + name), joined.column(_BATCH + name)))
-    updated = int(pc.sum(pc.and_(matched, changed).cast(pa.int64())).as_py() or 0)
-    keep = pc.invert(missing) if delete_missing else pa.repeat(True, len(joined))
-    rows = joined.filter(keep)
-    kept_hit = pc.fill_null(rows.column(f"{_TARGET}hit"), False)
-    kept_from_batch = pc.invert(pc.is_null(rows.column(_BATCH + f"{_KEY}null0")))
-    arrays = []
-    for name in names:
-        # The batch's columns come from the batch wherever the row is the batch's; the others
-        # keep the stored row's values (a new row has none: NULL, as the batch's side holds).
-        use_batch = kept_from_batch if name in batch_columns else pc.invert(kept_hit)
-        arrays.append(pc.if_else(use_batch, rows.column(_BATCH + name), rows.column(_TARGET + name)))
-    merged = pa.Table.from_arrays(arrays, schema=current.schema)
-    count = (lambda mask: int(pc.sum(mask.cast(pa.int64())).as_py() or 0))
-    return MergePlan(merged, count(new), updated, count(missing) if delete_missing else 0)
+            changed = pc.or_(changed, _differs(theirs.column(name), mine.column(name)))
+    # The batch's rows (matched or new), then the stored rows it lacks, unless deleted.
+    written = joined.filter(pc.is_valid(batch_row))
+    taken, stored = batch.take(written.column(_BATCH + "row")), written.column(_TARGET + "row")
+    arrays = [taken.column(name) if name in batch_columns else current.column(name).take(stored)
+              for name in current.schema.names]
+    parts = [pa.Table.from_arrays(arrays, schema=current.schema)]
+    if not delete_missing:
+        parts.append(current.take(joined.filter(missing).column(_TARGET + "row")))
+    return MergePlan(pa.concat_tables(parts), _count(new), _count(changed),
+                     _count(missing) if delete_missing else 0)
+
+
+def _count(mask: Any) -> int:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return int(pc.sum(mask.cast(pa.int64())).as_py() or 0)
