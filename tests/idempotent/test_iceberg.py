@@ -200,3 +200,19 @@ def test_the_readme_example_runs(tmp_path, monkeypatch, capsys):
     exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
     assert capsys.readouterr().out.splitlines() == ["2 0 0", "0 0 0", "1 1 0"]
     assert Path("lake/catalog.db").is_file()
+
+
+def test_a_merge_rerun_with_delete_missing_deletes_what_the_first_merge_kept(lake):
+    """The first merge kept a stored row its batch lacked; the same batch again, now with
+    delete_missing, must delete it, though the batch's checksum and the files are unchanged."""
+    lake.create()
+    options = dict(time_column="ts", strategy="merge", unique_key=["k"])
+    write_interval(lake.url, "events", events((2, at(1, 2), "kept")), DAY1, **options)
+    batch = events((1, at(1, 1), "a"))
+    write_interval(lake.url, "events", batch, DAY1, **options)
+    again = write_interval(lake.url, "events", batch, DAY1, delete_missing=True, **options)
+    assert (again.rows_inserted, again.rows_updated, again.rows_deleted) == (0, 0, 1)
+    assert lake.rows() == [(1, at(1, 1), "a")]
+    before = _snapshots(lake)
+    rerun = write_interval(lake.url, "events", batch, DAY1, delete_missing=True, **options)
+    assert (rerun.rows_inserted, rerun.rows_updated, rerun.rows_deleted) == (0, 0, 0) and _snapshots(lake) == before

@@ -139,6 +139,8 @@ class IcebergEngine:
         schema = table.schema().as_arrow()
         rows = iceberg_rows.as_table(batch, schema, name)
         scan = table.scan(row_filter=scope)
+        if spec.strategy == "merge" and self._holds_exactly(table, scan, interval, batch, schema, checksum):
+            return 0, 0, 0  # the interval is the batch: merging it changes nothing
         if spec.strategy == "merge":
             current = scan.to_arrow()
             stored = len(current)
@@ -154,19 +156,34 @@ class IcebergEngine:
                 observer(0, f"SCAN {name} WHERE {scope}")
             if not len(rows) and not stored:
                 return 0, 0, 0
-            last = self.last_write(table, interval)
-            if (set(batch.columns) == set(schema.names) and len(rows) == stored and last is not None
-                    and last[0] == checksum
-                    and (_still_its_files(table, scan, last[1])
-                         or arrow_checksum(ArrowBatch(tuple(schema.names), scan.to_arrow()))
-                         == arrow_checksum(ArrowBatch(tuple(schema.names), rows)))):
+            if len(rows) == stored and self._holds_exactly(table, scan, interval, batch, schema, checksum, rows):
                 # A rerun: the interval holds exactly these rows, so no snapshot is written.
                 return 0, 0, 0
             new_rows, counts = rows, (len(rows), 0, stored)
-        self._commit(table, new_rows, scope, stored, _summary(spec, interval, checksum, run),
+        self._commit(table, new_rows, scope, stored, _summary(spec, interval, checksum, run, len(new_rows)),
                      lambda: observer(1, f"OVERWRITE {name} WHERE {scope} (files written, commit pending)")
                      if observer else None)
         return counts
+
+    def _holds_exactly(self, table: Any, scan: Any, interval: Interval, batch: AnyBatch, schema: Any,
+                       checksum: str, rows: Any = None) -> bool:
+        """Does the scope hold exactly the batch's rows? Asked only of a rerun (the newest commit
+        of the interval recorded this checksum) whose batch has every column; answered from the
+        metadata when the scope's files are that commit's, else by comparing the rows' checksums
+        (when `rows`, the batch typed as the table, is given)."""
+        from dagguard.idempotent.checksum import arrow_checksum
+
+        last = self.last_write(table, interval)
+        if set(batch.columns) != set(schema.names) or last is None or last[0] != checksum:
+            return False
+        # The commit's batch was this one; its scope held only the batch's rows (a merge that
+        # kept other rows wrote more), and still holds that commit's files: exactly this batch.
+        written = last[1].summary.additional_properties.get(PROPERTY_PREFIX + "scope_rows")
+        if written == str(len(batch)) and _still_its_files(table, scan, last[1]):
+            return True
+        names = tuple(schema.names)
+        return rows is not None and (arrow_checksum(ArrowBatch(names, scan.to_arrow()))
+                                     == arrow_checksum(ArrowBatch(names, rows)))
 
     def _scope(self, spec: Any, columns: dict[str, str], interval: Interval) -> Any:
         """The Iceberg filter of the rows this write owns: the interval's, or the partition's."""
@@ -263,9 +280,11 @@ def _interval_key(interval: Interval) -> str:
     return f"{interval.start.isoformat()}/{interval.end.isoformat()}"
 
 
-def _summary(spec: Any, interval: Interval, checksum: str, run: RunInfo) -> dict[str, str]:
-    """The data commit's summary properties: what the ledger row says, atomically with the rows."""
+def _summary(spec: Any, interval: Interval, checksum: str, run: RunInfo, written: int) -> dict[str, str]:
+    """The data commit's summary properties: what the ledger row says, atomically with the rows,
+    and how many rows the scope holds after it (a merge keeps rows its batch lacks)."""
     values = {"interval": _interval_key(interval), "checksum": checksum, "strategy": spec.strategy,
+              "scope_rows": written,
               "dag_id": run.dag_id, "task_id": run.task_id, "run_id": run.run_id, "try_number": run.try_number}
     return {PROPERTY_PREFIX + key: str(value) for key, value in values.items() if value is not None}
 

@@ -74,7 +74,7 @@ def partition_filter(column: str, kind: str, day: date) -> Any:
 class MergePlan:
     """The interval's rows after the merge, and what changed to get there."""
 
-    rows: Any  # pyarrow Table: the interval's whole content after the merge
+    rows: Any  # pyarrow Table: the interval's whole content after the merge (None: no change)
     inserted: int
     updated: int
     deleted: int
@@ -158,21 +158,30 @@ def plan_merge(current: Any, batch: Any, batch_columns: tuple[str, ...], keys: t
     new = pc.is_null(target_row)
     missing = pc.is_null(batch_row)
     pairs = joined.filter(matched)
-    mine, theirs = batch.take(pairs.column(_BATCH + "row")), current.take(pairs.column(_TARGET + "row"))
+    compared = [name for name in batch_columns if name not in keys]
+    # Only the compared columns are taken, in target order (the stored rows' files are read in it).
+    pairs = pairs.sort_by(_TARGET + "row")
+    mine = batch.select(compared).take(pairs.column(_BATCH + "row"))
+    theirs = current.select(compared).take(pairs.column(_TARGET + "row"))
     changed = pa.repeat(False, len(pairs))
-    for name in batch_columns:
-        if name not in keys:
-            changed = pc.or_(changed, _differs(theirs.column(name), mine.column(name)))
+    for name in compared:
+        changed = pc.or_(changed, _differs(theirs.column(name), mine.column(name)))
+    inserted, updated, deleted = _count(new), _count(changed), _count(missing) if delete_missing else 0
+    if not (inserted or updated or deleted):
+        return MergePlan(None, 0, 0, 0)  # nothing to write: the rows are not built
     # The batch's rows (matched or new), then the stored rows it lacks, unless deleted.
-    written = joined.filter(pc.is_valid(batch_row))
-    taken, stored = batch.take(written.column(_BATCH + "row")), written.column(_TARGET + "row")
+    written = joined.filter(pc.is_valid(batch_row)).sort_by(_BATCH + "row")
+    if len(written) == len(batch):  # each batch row once, in order: the batch itself
+        taken = batch
+    else:  # a key the interval holds twice: the batch row once per stored row, as UPDATE does
+        taken = batch.take(written.column(_BATCH + "row"))
+    stored = written.column(_TARGET + "row")
     arrays = [taken.column(name) if name in batch_columns else current.column(name).take(stored)
               for name in current.schema.names]
     parts = [pa.Table.from_arrays(arrays, schema=current.schema)]
     if not delete_missing:
         parts.append(current.take(joined.filter(missing).column(_TARGET + "row")))
-    return MergePlan(pa.concat_tables(parts), _count(new), _count(changed),
-                     _count(missing) if delete_missing else 0)
+    return MergePlan(pa.concat_tables(parts), inserted, updated, deleted)
 
 
 def _count(mask: Any) -> int:
