@@ -147,6 +147,8 @@ def plan_merge(current: Any, batch: Any, batch_columns: tuple[str, ...], keys: t
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if not len(current):  # an empty interval: every batch row is new, nothing to join
+        return MergePlan(batch if len(batch) else None, len(batch), 0, 0)
     nullable = frozenset(k for k in keys if batch.column(k).null_count or current.column(k).null_count)
     left = _key_columns(batch, keys, nullable, _BATCH + "row")
     right = _key_columns(current, keys, nullable, _TARGET + "row")
