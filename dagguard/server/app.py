@@ -77,7 +77,8 @@ async def _check_later(ls: DagguardServer, uri: str, delay: float) -> None:
     if document is None:
         return
     text = document.text
-    changed = document.checked_text != text
+    # An edit, not the first check: opening a factory does not re-check its callers.
+    changed = document.checked_text is not None and document.checked_text != text
     try:
         result = await ls.run(ls.state.check, document, text)
     except ConfigError as exc:
@@ -91,7 +92,7 @@ async def _check_later(ls: DagguardServer, uri: str, delay: float) -> None:
     if ls.state.documents.get(uri) is not document or document.text != text:
         return   # changed meanwhile: the newer check publishes
     ls.state.record(document, text, result)
-    await publish_all(ls)
+    await publish_all(ls, checked=document)
     if changed and document.path is not None:
         # A factory or constants module edited in this buffer: its callers' DAGs may change.
         for dependent in ls.state.dependents(document.path):
@@ -101,8 +102,10 @@ async def _check_later(ls: DagguardServer, uri: str, delay: float) -> None:
         ls.spawn(scan(ls, root))
 
 
-async def publish_all(ls: DagguardServer) -> None:
-    """Publish every open document whose findings changed (DG302 links them to each other)."""
+async def publish_all(ls: DagguardServer, checked: Optional[Document] = None) -> None:
+    """Publish the `checked` document, and every other open one whose findings changed (DG302
+    links them). The checked one always: the client has moved its old diagnostics along with
+    the edits, so unchanged findings must be sent again to put them back where they are."""
     for document in list(ls.state.documents.values()):
         if document.result is None and document.findings == ():
             continue
@@ -115,7 +118,7 @@ async def publish_all(ls: DagguardServer) -> None:
             continue
         if ls.state.documents.get(document.uri) is not document or document.checked_text != text:
             continue
-        if findings == document.findings and document.published:
+        if findings == document.findings and document.published and document is not checked:
             continue
         document.findings = findings
         document.published = True

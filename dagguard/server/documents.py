@@ -97,8 +97,13 @@ class ServerState:
         with self.lock:
             known = self._settings.get(folder)
         if known is None:
+            from dagguard.cli import _selection
+
+            # Built as `check` builds them (an empty command-line selection on top), so that
+            # the cache's entries, keyed on the settings, are the ones `check` reads.
             known = api.discover_settings([path] if path is not None else [], self.options.config_file,
-                                          self.options.overrides or {})
+                                          self.options.overrides or {}).with_selection(
+                                              _selection(None, None, None, None))
             with self.lock:
                 self._settings[folder] = known
         return known

@@ -19,7 +19,7 @@ TIMEOUT = 60.0
 
 class LspClient:
     def __init__(self, cwd: Path, env: Optional[dict[str, str]] = None) -> None:
-        environment = dict(os.environ, PYTHONPATH=str(WORKTREE), DAGGUARD_NO_CACHE="1", **(env or {}))
+        environment = {**os.environ, "PYTHONPATH": str(WORKTREE), "DAGGUARD_NO_CACHE": "1", **(env or {})}
         self.process = subprocess.Popen([sys.executable, "-m", "dagguard", "server"], cwd=cwd, env=environment,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self._messages: "queue.Queue[dict[str, Any]]" = queue.Queue()

@@ -185,6 +185,38 @@ def test_change_to_a_fixed_text_clears_the_diagnostic(client: LspClient, project
     assert client.diagnostics(uri, version=2) == [] == check_json(SAFE, path, project)
 
 
+def test_a_change_with_the_same_findings_is_published_again(client: LspClient, project: Path) -> None:
+    # The client moved the old diagnostics along with its edits: they must be sent again.
+    path = project / "dags" / "orders.py"
+    uri = client.open(path, RISKY)
+    first = client.diagnostics(uri)
+    client.change(uri, RISKY.replace('task_id="start"', 'task_id="begin"'), 2)
+    assert client.diagnostics(uri, version=2) == first
+
+
+def test_results_go_to_the_cache_check_uses(project: Path) -> None:
+    path = project / "dags" / "orders.py"
+    path.write_text(RISKY, encoding="utf-8")
+    cache = project / "cache"     # DAGGUARD_CACHE_DIR, as the CLI reads it
+    client = LspClient(project, env={"DAGGUARD_NO_CACHE": "", "DAGGUARD_CACHE_DIR": str(cache)})
+    try:
+        client.initialize(project, {"now": NOW})
+        uri = client.open(path, RISKY)
+        published = as_cli(client.diagnostics(uri))
+        assert client.close(timeout=30) == 0
+    finally:
+        client.kill()
+    entries = cache / "results-v1"
+    stored = sorted(p.name for p in entries.iterdir())
+    assert len(stored) == 1
+    env = dict(os.environ, PYTHONPATH=str(WORKTREE), DAGGUARD_CACHE_DIR=str(cache))
+    env.pop("DAGGUARD_NO_CACHE", None)
+    done = subprocess.run([sys.executable, "-m", "dagguard", "check", str(path), "--output-format", "json",
+                           "--now", NOW], capture_output=True, text=True, cwd=project, env=env, timeout=120)
+    assert of_json(json.loads(done.stdout)) == published
+    assert sorted(p.name for p in entries.iterdir()) == stored   # the same entry: check read it
+
+
 def test_config_reload_changes_the_selection(client: LspClient, project: Path) -> None:
     path = project / "dags" / "orders.py"
     uri = client.open(path, RISKY)
@@ -268,8 +300,10 @@ def test_a_factory_edited_in_another_buffer_rechecks_its_callers(client: LspClie
     factory_uri = client.open(factory, FACTORY.format(catchup="False"))
     client.diagnostics(factory_uri)
     client.change(factory_uri, FACTORY.format(catchup="True"), 2)   # not saved: the buffer counts
-    codes = {d["code"] for d in client.diagnostics(caller_uri, timeout=60)}
-    assert "DG101" in codes
+    recheck = client.wait_for("textDocument/publishDiagnostics",
+                              lambda p: p["uri"] == caller_uri and p["diagnostics"], timeout=60)
+    assert [d["code"] for d in recheck["diagnostics"]] == ["DG101"]
+    assert "made by factories.make_dag" in recheck["diagnostics"][0]["message"]
     factory.write_text(FACTORY.format(catchup="True"), encoding="utf-8")
     assert "DG101" in {f["code"] for f in check_json(CALLER, caller, project)}
 
