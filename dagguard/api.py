@@ -25,9 +25,9 @@ if TYPE_CHECKING:
 # The checker (engine/runner.py, engine/fixes.py: libcst and the rules) is imported by the
 # functions that check: a run answered by the cache never needs it.
 
-__all__ = ["CheckResult", "ConfigError", "Finding", "Settings", "check_buffer", "check_paths", "check_source", "check_stdin",
+__all__ = ["CheckResult", "ConfigError", "Finding", "Settings", "check_paths", "check_source", "check_stdin",
            "describe_settings", "discover_settings", "files_to_check", "read_stdin", "split_config_options",
-           "add_noqa", "fix_paths", "fix_source", "fix_stdin"]
+           "add_noqa", "check_buffer", "fix_paths", "fix_source", "fix_stdin"]
 
 STDIN = "-"  # the path that means standard input, as in ruff
 
@@ -124,7 +124,7 @@ def check_buffer(source: Union[str, bytes], path: Optional[Path], *, settings: S
 
     shown = display_path(path) if path is not None else STDIN
     return run_deep(runner.check_source, source, path or Path(STDIN), settings, _now(now), shown,
-                    project or _stdin_project(path, settings))
+                    project if project is not None else _stdin_project(path, settings))
 
 
 def fix_stdin(source: Union[str, bytes], filename: Optional[Union[str, Path]] = None, *, unsafe_fixes: bool = False,
@@ -147,7 +147,7 @@ def fix_stdin(source: Union[str, bytes], filename: Optional[Union[str, Path]] = 
         return FixRun(replace(run.combine([], settings), unsafe_fixes=unsafe_fixes), (untouched,))
     shown = display_path(path) if path is not None else STDIN
     fixed = run_deep(fixes.fix_source, data, path or Path(STDIN), settings, _now(now), unsafe_fixes, shown,
-                     project or _stdin_project(path, settings))
+                     project if project is not None else _stdin_project(path, settings))
     text = fixes.decoded(fixed.fixed)
     result = replace(run.combine([fixed.result], settings), sources={shown: text}, unsafe_fixes=unsafe_fixes,
                      fixed=len(fixed.applied), after_fixes=True)

@@ -240,7 +240,8 @@ def build_server() -> DagguardServer:
     @ls.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(ls: DagguardServer, params: types.DidChangeConfigurationParams) -> None:
         options = None
-        if isinstance(params.settings, dict) and params.settings:
+        # Settings for other tools (or none) keep the options; dagguard's replace them.
+        if isinstance(params.settings, dict) and isinstance(params.settings.get("dagguard"), dict):
             try:
                 options = Options.parse(params.settings)
             except ConfigError as exc:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
@@ -46,7 +46,7 @@ class Options:
     `now` as `--now`, `debounce-ms` between a change and its check."""
 
     config_file: Optional[Path] = None
-    overrides: Mapping[str, Any] = None  # type: ignore[assignment]
+    overrides: Mapping[str, Any] = field(default_factory=dict)
     now: Optional[dt.datetime] = None
     debounce_seconds: float = 0.05
 
@@ -54,8 +54,8 @@ class Options:
     def parse(raw: Any) -> "Options":
         """Options from the client's JSON; raises ConfigError naming a bad value."""
         if not isinstance(raw, dict):
-            return Options(overrides={})
-        raw = raw.get("dagguard", raw) if isinstance(raw.get("dagguard"), dict) else raw
+            return Options()
+        raw = raw["dagguard"] if isinstance(raw.get("dagguard"), dict) else raw
         config = raw.get("config") or []
         if isinstance(config, str):
             config = [config]
@@ -75,7 +75,7 @@ class Options:
 
 class ServerState:
     def __init__(self, options: Optional[Options] = None, roots: Sequence[Path] = ()) -> None:
-        self.options = options or Options(overrides={})
+        self.options = options or Options()
         self.roots = tuple(roots)                 # the client's workspace folders
         self.documents: dict[str, Document] = {}
         self._settings: dict[Optional[Path], Settings] = {}
@@ -102,7 +102,7 @@ class ServerState:
             # Built as `check` builds them (an empty command-line selection on top), so that
             # the cache's entries, keyed on the settings, are the ones `check` reads.
             known = api.discover_settings([path] if path is not None else [], self.options.config_file,
-                                          self.options.overrides or {}).with_selection(
+                                          self.options.overrides).with_selection(
                                               _selection(None, None, None, None))
             with self.lock:
                 self._settings[folder] = known

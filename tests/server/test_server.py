@@ -126,7 +126,8 @@ def test_fix_all_gives_what_fix_gives(client: LspClient, project: Path) -> None:
     uri = client.open(path, RISKY)
     diagnostics = client.diagnostics(uri)
     actions = client.request("textDocument/codeAction", {
-        "textDocument": {"uri": uri}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+        "textDocument": {"uri": uri},
+        "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
         "context": {"diagnostics": diagnostics, "only": ["source.fixAll.dagguard"]}})
     assert [a["kind"] for a in actions] == ["source.fixAll.dagguard"]
     fixed = apply_action(RISKY, actions[0])
@@ -237,6 +238,21 @@ def test_client_configuration_changes_the_selection(client: LspClient, project: 
     assert "DG103" not in {d["code"] for d in client.diagnostics(uri)}
 
 
+def test_other_tools_settings_keep_the_options(client: LspClient, project: Path) -> None:
+    path = project / "dags" / "orders.py"
+    uri = client.open(path, RISKY)
+    first = client.diagnostics(uri)
+    client.notify("workspace/didChangeConfiguration", {"settings": {"python": {"analysis": {}}}})
+    assert client.diagnostics(uri) == first     # re-checked with the same `now` and config
+
+
+def test_closing_a_document_clears_its_diagnostics(client: LspClient, project: Path) -> None:
+    uri = client.open(project / "dags" / "orders.py", RISKY)
+    assert client.diagnostics(uri)
+    client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+    assert client.diagnostics(uri) == []
+
+
 def test_broken_buffer_gives_dg000_at_the_error(client: LspClient, project: Path) -> None:
     broken = RISKY.replace('    catchup=True,\n', '    catchup=True,,\n')
     path = project / "dags" / "orders.py"
@@ -259,6 +275,9 @@ def test_hostile_buffers_are_findings_not_a_crash(client: LspClient, project: Pa
     binary = "\x00\ufffd" * 1000
     other = client.open(project / "dags" / "binary.py", binary)
     assert [d["code"] for d in client.diagnostics(other)] == ["DG000"]
+    huge = "x = 1\n" * (11 * 1024 * 1024 // 6)      # beyond the linter's 10 MiB bound
+    large = client.open(project / "dags" / "huge.py", huge)
+    assert as_cli(client.diagnostics(large)) == of_json(check_json(huge, project / "dags" / "huge.py", project))
     client.change(uri, RISKY, 2)
     assert "DG101" in {d["code"] for d in client.diagnostics(uri, version=2)}
 
