@@ -226,11 +226,11 @@ def build_server() -> DagguardServer:
         for path, change in paths:
             if path is None or path.suffix != ".py":
                 continue
-            ls.state.forget_disk_file(path)
-            if change != types.FileChangeType.Deleted and not any(
+            root = ls.state.forget_disk_file(path)
+            if root is not None and change != types.FileChangeType.Deleted and not any(
                     d.path is not None and d.path.resolve() == path.resolve() for d in ls.state.documents.values()):
                 try:
-                    await ls.run(ls.state.scan_file, path, path.parent)
+                    await ls.run(ls.state.scan_file, path, root)
                 except Exception as exc:
                     ls.log(f"internal error checking {path}: {exc!r} (please report this bug)")
             for dependent in ls.state.dependents(path):

@@ -84,6 +84,7 @@ class ServerState:
         self.disk_results: dict[Path, FileResult] = {}
         self.scanned_roots: set[Path] = set()
         self._trees: dict[str, tuple[Any, Any]] = {}   # uri -> (which text, its libcst tree)
+        self._scan_indexes: dict[Path, Any] = {}        # root -> the ProjectIndex its scan shares
         self.lock = threading.RLock()
 
     # --- settings --------------------------------------------------------------------------
@@ -116,6 +117,7 @@ class ServerState:
             self._settings.clear()
             self.disk_results.clear()
             self.scanned_roots.clear()
+            self._scan_indexes.clear()
 
     # --- documents -------------------------------------------------------------------------
 
@@ -268,8 +270,15 @@ class ServerState:
         return root
 
     def files_to_scan(self, root: Path) -> list[Path]:
+        """The files `check ROOT` would check (at most MAX_SCANNED_FILES); their scan shares
+        one project index, as `check`'s files do."""
+        from dagguard.model.project import ProjectIndex, project_roots
+
         settings = self.settings_for(root / "__init__.py")
-        return api.files_to_check([root], settings)[:MAX_SCANNED_FILES]
+        files = api.files_to_check([root], settings)[:MAX_SCANNED_FILES]
+        with self.lock:
+            self._scan_indexes[root] = ProjectIndex(project_roots([root], settings.config_path, settings.src, files))
+        return files
 
     def scan_file(self, path: Path, root: Path) -> None:
         """Check one file on disk for its DAG sites (the cache answers when it can)."""
@@ -285,7 +294,9 @@ class ServerState:
         digest = content_digest(data)
         result = cache.lookup(path, digest) if cache is not None else None
         if result is None:
-            result = api.check_buffer(data, path, settings=settings, now=self.now())
+            with self.lock:
+                index = self._scan_indexes.get(root)
+            result = api.check_buffer(data, path, settings=settings, now=self.now(), project=index)
             if result is None:
                 return
             if cache is not None:
@@ -293,9 +304,13 @@ class ServerState:
         with self.lock:
             self.disk_results[_resolved(path)] = result
 
-    def forget_disk_file(self, path: Path) -> None:
+    def forget_disk_file(self, path: Path) -> Optional[Path]:
+        """Drop what is known of a file that changed on disk; the scanned root holding it, if any."""
         with self.lock:
             self.disk_results.pop(_resolved(path), None)
+            for index in self._scan_indexes.values():
+                index.forget(path)    # a factory's new text, for the next files scanned
+            return next((root for root in self.scanned_roots if _resolved(root) in _resolved(path).parents), None)
 
     # --- fixes -----------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -342,6 +343,22 @@ def test_duplicate_dag_id_across_open_and_on_disk_files(client: LspClient, proje
     assert "DG302" not in {f["code"] for f in json.loads(done.stdout)}   # the disk says otherwise: other
     third = client.open(project / "dags" / "c_third.py", SAFE)
     assert "DG302" in {d["code"] for d in client.diagnostics(third)}
+
+
+def test_a_file_changed_on_disk_is_compared_again(client: LspClient, project: Path) -> None:
+    first = project / "dags" / "a_first.py"
+    first.write_text(SAFE.replace("orders_hourly", "other"), encoding="utf-8")
+    path = project / "dags" / "b_second.py"
+    path.write_text(SAFE, encoding="utf-8")
+    uri = client.open(path, SAFE)
+    assert client.diagnostics(uri) == []
+    time.sleep(3)     # the scan of the project's files is done
+    first.write_text(SAFE, encoding="utf-8")       # now the same dag_id as the open buffer's
+    client.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": first.as_uri(), "type": 2}]})
+    published = client.wait_for("textDocument/publishDiagnostics",
+                                lambda p: p["uri"] == uri and p["diagnostics"], timeout=60)
+    assert [d["code"] for d in published["diagnostics"]] == ["DG302"]
+    assert "dags/a_first.py:5" in published["diagnostics"][0]["message"]
 
 
 def test_shutdown_and_exit_are_clean(project: Path) -> None:
