@@ -19,8 +19,9 @@ from dagguard.model.factories import Resolver
 from dagguard.model.factory_keywords import FactoryCall
 from dagguard.model.project import ModuleLink
 from dagguard.model.import_guards import value_on_import
+from dagguard.model.operator_classes import operator_class_of
 from dagguard.model.nesting import Condition, Nesting, PrefixingGroup
-from dagguard.model.scope import FunctionBinding, Scope, function_scope, module_scope
+from dagguard.model.scope import ClassBinding, FunctionBinding, Scope, function_scope, module_scope
 from dagguard.model.tree import branch_nodes, child_nodes
 from dagguard.model.values import Evaluator, decorator_target, is_task_decorator
 
@@ -334,10 +335,13 @@ class _Builder:
                          scope=ctx.scope, nesting=ctx.nesting)
 
     def is_operator_call(self, call: cst.Call, scope: Scope) -> bool:
-        """`SomeOperator(...)` or `SomeOperator.partial(...)`, of a class Airflow ships."""
+        """`SomeOperator(...)` or `SomeOperator.partial(...)`, of a class Airflow ships or of a
+        class of this file deriving from one."""
         func = call.func
         if type(func) is cst.Attribute and func.attr.value == "partial":  # type: ignore[attr-defined]
             func = func.value  # type: ignore[attr-defined]
+        if type(func) is cst.Name and func.value in self.operator_classes:  # type: ignore[attr-defined]
+            return type(scope.single(func.value)) is ClassBinding  # type: ignore[attr-defined]
         qual = scope.qualname(func)
         return qual is not None and names.is_airflow_operator(qual)
 
@@ -456,8 +460,8 @@ def _handle_class(b: _Builder, node: cst.ClassDef, ctx: _Ctx) -> list[tuple[cst.
 def _is_operator_base(base: cst.BaseExpression, scope: Scope, local_operators: set[str]) -> bool:
     if isinstance(base, cst.Name) and base.value in local_operators:
         return True
-    qual = scope.qualname(base)
-    return qual is not None and names.is_airflow_operator(qual)
+    # Airflow's operators, the project's operator classes, other packages' `...Operator`s.
+    return operator_class_of(base, scope) is not None
 
 
 def _join_group(prefix: Optional[str], group_id: Optional[str]) -> Optional[str]:
@@ -553,7 +557,7 @@ def _handle_call(b: _Builder, node: cst.Call, ctx: _Ctx) -> list[tuple[cst.CSTNo
                     dag.tasks.append(task)
                     if task.kind == "taskflow":
                         b.attached_functions.add(id(task.callable))
-                elif task.kind == "operator" and names.is_airflow_operator(task.operator or ""):
+                elif task.kind == "operator" and b.is_operator_call(node, ctx.scope):
                     b.loose_operators.append(dataclasses.replace(task, group_id=None, parse_time=ctx.parse_time))
         elif b.is_operator_call(node, ctx.scope):
             task = b.operator_task(node, ctx)
