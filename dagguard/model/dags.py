@@ -120,7 +120,8 @@ class ParseTimeCall:
 @dataclass(frozen=True)
 class OperatorMethod:
     """A method Airflow calls with the run's context on an operator class of this file:
-    `execute(self, context)`, a sensor's `poke`, a deferred operator's `execute_complete`."""
+    `execute(self, context)`, `pre_execute`/`post_execute`, a sensor's `poke`, a branch
+    operator's `choose_branch`, a deferred operator's `execute_complete`."""
 
     class_name: str
     function: cst.FunctionDef
@@ -442,7 +443,10 @@ def _handle_function(b: _Builder, node: cst.FunctionDef, ctx: _Ctx) -> list[tupl
     return pushed
 
 
-_OPERATOR_METHODS = frozenset({"execute", "poke", "execute_complete"})
+# The methods Airflow 3.3 calls with the run's context (sdk/execution_time/task_runner.py,
+# sdk/bases/sensor.py, sdk/bases/branch.py); `on_kill(self)` gets none.
+OPERATOR_METHODS = frozenset({"execute", "pre_execute", "post_execute", "poke", "choose_branch",
+                              "execute_complete"})
 
 
 def _handle_class(b: _Builder, node: cst.ClassDef, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
@@ -452,7 +456,7 @@ def _handle_class(b: _Builder, node: cst.ClassDef, ctx: _Ctx) -> list[tuple[cst.
         b.operator_classes.add(node.name.value)
         body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
         for stmt in body:
-            if isinstance(stmt, cst.FunctionDef) and stmt.name.value in _OPERATOR_METHODS:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value in OPERATOR_METHODS:
                 b.operator_methods.append(OperatorMethod(node.name.value, stmt, function_scope(stmt, ctx.scope)))
     return [(child, ctx) for child in branch_nodes(node)]
 
