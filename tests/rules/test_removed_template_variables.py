@@ -179,3 +179,32 @@ def test_methods_of_classes_deriving_from_project_and_third_party_operators(tmp_
     """, name="dags/load.py"))
     assert [line for line, _ in found] == [8, 12]
     assert "Load.execute()" in found[0][1] and "Unload.poke()" in found[1][1]
+
+
+def test_the_context_passed_on_to_a_helper_of_the_file(tmp_path):
+    found = _dg205(lint(tmp_path, """
+        from airflow.providers.standard.operators.bash import BashOperator
+        from airflow.sdk import DAG, task
+
+        def _send(message, context):
+            return message, context.get("execution_date")
+
+        def _options(**kwargs):
+            return kwargs["next_ds"]
+
+        def _also(message, stamp):
+            return stamp["prev_ds"]
+
+        def alert(context):
+            _also("x", {"prev_ds": 1})
+            return _send("failed", context), _options(**context)
+
+        def tidy(**kwargs):
+            return _options(retries=2), _send("x", {"execution_date": 1})
+
+        with DAG("d", schedule=None, on_failure_callback=alert):
+            BashOperator(task_id="a", bash_command="true")
+            task(tidy)()
+    """))
+    assert [line for line, _ in found] == [6, 9]
+    assert all("on_failure_callback alert()" in message for _, message in found)
