@@ -10,7 +10,7 @@ file that calls `get_current_context()`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, Optional
 
 import libcst as cst
 
@@ -27,8 +27,8 @@ _CACHE_KEY = "loose_callables"
 # `choose_branch` and `execute_complete(context, event=...)` get the context as their first
 # argument, whatever its name (sdk/execution_time/task_runner.py, sdk/bases/).
 _KEYWORD_CONTEXT = {"execute": "context"}
-# Task and DAG arguments whose functions Airflow calls with the context as their one argument.
 _METHOD_GIVEN = frozenset({"self", "event"})
+# Task and DAG arguments whose functions Airflow calls with the context as their one argument.
 CALLBACK_ARGUMENTS = ("on_execute_callback", "on_success_callback", "on_failure_callback",
                       "on_retry_callback", "on_skipped_callback", "pre_execute", "post_execute")
 
@@ -37,6 +37,19 @@ CALLBACK_ARGUMENTS = ("on_execute_callback", "on_success_callback", "on_failure_
 class LooseCallable:
     label: str                       # "task 'publish'", "CustomOperator.execute()"
     facts: CallableFacts
+    # A function of another module (an imported callback): its findings go to where this
+    # file names it, as its nodes are in the other module's tree.
+    reported_at: Optional[cst.CSTNode] = None
+
+
+@dataclass(frozen=True)
+class _Callback:
+    argument: str                    # "on_failure_callback"
+    function: cst.FunctionDef
+    scope: Scope                     # the scope the function is defined in
+    module: cst.Module               # the tree it is in
+    node: cst.CSTNode                # its name where this file gives it
+    elsewhere: Optional[str]         # the project module defining it; None for this file
 
 
 def loose_callables(file: FileModel) -> list[LooseCallable]:
@@ -68,10 +81,10 @@ def _analyse(file: FileModel) -> Iterator[LooseCallable]:
         yield LooseCallable(label, analyse_callable(method.function, method.scope, file.module,
                                                     _METHOD_GIVEN | context, context_params=context))
     done: set[int] = set()
-    for argument, function in _callbacks(file):
-        if id(function) not in done:
-            done.add(id(function))
-            yield _receiving_context(file, f"{argument} {function.name.value}()", function)
+    for callback in _callbacks(file):
+        if id(callback.function) not in done:
+            done.add(id(callback.function))
+            yield _receiving_context(callback)
     for function in _calling_get_current_context(file):
         if id(function) not in done:
             done.add(id(function))
@@ -94,14 +107,19 @@ def _method_context(function: cst.FunctionDef) -> frozenset[str]:
     return frozenset(positional[1:2])   # after self
 
 
-def _receiving_context(file: FileModel, label: str, function: cst.FunctionDef) -> LooseCallable:
+def _receiving_context(callback: _Callback) -> LooseCallable:
     """A callback: its first parameter is the context."""
+    function = callback.function
     positional = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
-    return LooseCallable(label, analyse_callable(function, function_scope(function, file.scope), file.module,
-                                                 _given(function), context_params=frozenset(positional[:1])))
+    label = f"{callback.argument} {function.name.value}()"
+    if callback.elsewhere is not None:
+        label += f" (in {callback.elsewhere})"
+    facts = analyse_callable(function, function_scope(function, callback.scope), callback.module,
+                             _given(function), context_params=frozenset(positional[:1]))
+    return LooseCallable(label, facts, callback.node if callback.elsewhere is not None else None)
 
 
-def _callbacks(file: FileModel) -> Iterator[tuple[str, cst.FunctionDef]]:
+def _callbacks(file: FileModel) -> Iterator[_Callback]:
     """The file's functions given as callbacks: to its tasks, its DAGs, and the default_args
     its DAG calls write (a same-file dict literal)."""
     sources: list[tuple[Arguments, Scope]] = [(task.args, task.scope) for task in file.every_task()]
@@ -118,9 +136,25 @@ def _callbacks(file: FileModel) -> Iterator[tuple[str, cst.FunctionDef]]:
             elements = [e.value for e in node.elements] if isinstance(node, (cst.List, cst.Tuple)) else [node]
             for element in elements:
                 if isinstance(element, cst.Name):
-                    binding = scope.single(element.value)
-                    if isinstance(binding, FunctionBinding):
-                        yield argument, binding.node
+                    found = _function_named(element, scope, file, argument)
+                    if found is not None:
+                        yield found
+
+
+def _function_named(name: cst.Name, scope: Scope, file: FileModel, argument: str) -> Optional[_Callback]:
+    """The function `name` is: one of this file, or one a project module defines."""
+    binding = scope.single(name.value)
+    if isinstance(binding, FunctionBinding):
+        return _Callback(argument, binding.node, file.scope, file.module, name, None)
+    if not isinstance(binding, ImportBinding):
+        return None
+    link = scope.project_link()
+    index = getattr(link, "index", None)
+    found = index.resolve(binding.qualname, getattr(link, "path", None)) if index is not None else None
+    if found is None or not isinstance(found.binding, FunctionBinding):
+        return None
+    return _Callback(argument, found.binding.node, found.module.scope, found.module.module, name,
+                     found.module.name)
 
 
 def _written_here(args: Arguments, name: str, scope: Scope) -> bool:

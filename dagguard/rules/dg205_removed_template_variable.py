@@ -123,22 +123,29 @@ class RemovedTemplateVariable(Rule):
                 yield from _lookup_reports(io.label, io.callable, seen, severity, safety)
         # Code no DAG of the file holds fails the same way wherever its DAG is.
         for loose in loose_callables(file):
-            yield from _lookup_reports(loose.label, loose.facts, seen, severity, UNSAFE)
+            yield from _lookup_reports(loose.label, loose.facts, seen, severity, UNSAFE, loose.reported_at)
 
 
 def _lookup_reports(label: str, facts: CallableFacts, seen: set[int], severity: Optional[str],
-                    safety: str) -> Iterator[Report]:
-    """One report per removed key or run attribute the callable reads, unless already reported."""
+                    safety: str, reported_at: Optional[cst.CSTNode] = None) -> Iterator[Report]:
+    """One report per removed key or run attribute the callable reads, unless already reported.
+    Code of another module is reported at `reported_at`, once per key, without a fix."""
+    keys: set[str] = set()
     for lookup in facts.removed_lookups:
-        if id(lookup.node) in seen:
+        if id(lookup.node) in seen or (reported_at is not None and lookup.key in keys):
             continue
         seen.add(id(lookup.node))
+        keys.add(lookup.key)
         if "." in lookup.key:
             message = (f"{label} reads {lookup.key}, removed in Airflow 3; it raises AttributeError "
                        "in every run")
         else:
             message = (f"{label} reads the context key '{lookup.key}', removed in Airflow 3; it is "
                        "missing from the context of every run")
+        if reported_at is not None:
+            yield Report(node=reported_at, message=message, help=f"read {python_replacement(lookup.key)} instead",
+                         severity=severity)
+            continue
         yield Report(node=lookup.node, message=message, help=f"read {python_replacement(lookup.key)} instead",
                      severity=severity, fix=_lookup_fix(lookup.node, lookup.key, safety))
 

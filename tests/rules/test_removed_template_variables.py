@@ -208,3 +208,34 @@ def test_the_context_passed_on_to_a_helper_of_the_file(tmp_path):
     """))
     assert [line for line, _ in found] == [6, 9]
     assert all("on_failure_callback alert()" in message for _, message in found)
+
+
+def test_a_callback_of_a_project_module_is_reported_where_the_dag_names_it(tmp_path):
+    (tmp_path / "common").mkdir()
+    (tmp_path / "common" / "__init__.py").write_text("")
+    (tmp_path / "common" / "alerts.py").write_text(textwrap.dedent("""
+        def _send(message, context):
+            return message, context.get("execution_date"), context["next_ds"]
+
+        def fail_alert(context):
+            return _send("failed", context)
+
+        def not_a_callback(context):
+            return context["prev_ds"]
+    """))
+    found = lint(tmp_path, """
+        from airflow.providers.standard.operators.bash import BashOperator
+        from airflow.sdk import DAG
+        from common.alerts import fail_alert, not_a_callback
+
+        with DAG("d", schedule=None, on_failure_callback=fail_alert):
+            BashOperator(task_id="a", bash_command="true", on_retry_callback=[fail_alert])
+        not_a_callback({})
+    """, name="dags/d.py")
+    reported = [(f.path.rsplit("/", 1)[-1], f.line, f.column, f.message) for f in found if f.code == "DG205"]
+    # Once per file and key, at the first place the file names it (the task's list).
+    assert [r[:3] for r in reported] == [("d.py", 7, 71), ("d.py", 7, 71)]
+    assert "on_retry_callback fail_alert() (in common.alerts) reads the context key 'execution_date'" \
+        in reported[0][3]
+    assert "'next_ds'" in reported[1][3]
+    assert not any(f.fixable for f in found if f.code == "DG205")
