@@ -50,6 +50,7 @@ TEMPLATE_FIXES = {"execution_date": "logical_date", "next_ds": "data_interval_en
 NAME_FIXES = {k: v for k, v in TEMPLATE_FIXES.items() if "|" not in v}
 # A `{{ }}`, or one the literal leaves open for the next piece of a string built with `+`.
 _EXPRESSION = re.compile(r"\{\{(.*?)(?:\}\}|\Z)", re.DOTALL)
+_JINJA_REGION = re.compile(r"\{[{%](.*?)(?:[}%]\}|\Z)", re.DOTALL)
 
 # What replaces a removed attribute of the run (dag_run.execution_date...).
 RUN_ATTRIBUTE_REPLACEMENTS = {"external_trigger": "run_type"}
@@ -165,7 +166,11 @@ def _piece_holding(pieces: tuple[Piece, ...], key: str) -> Optional[Piece]:
     owner, _, attribute = key.rpartition(".")
     pattern = re.compile(r"\.\s*" + re.escape(attribute) + r"(?!\w)" if owner
                          else r"(?<![\w.])" + re.escape(key) + r"(?!\w)")
-    return next((piece for piece in pieces if pattern.search(piece.text)), None)
+    spelling = [piece for piece in pieces if pattern.search(piece.text)]
+    # Rather one spelling it inside a `{{ }}` or `{% %}` (maybe left open) than in plain text.
+    inside = [piece for piece in spelling
+              if any(pattern.search(m.group(1)) for m in _JINJA_REGION.finditer(piece.text))]
+    return (inside or spelling or [None])[0]
 
 
 def _template_fix(node: cst.CSTNode, key: str, safety: str) -> Optional[Fix]:

@@ -239,3 +239,15 @@ def test_a_callback_of_a_project_module_is_reported_where_the_dag_names_it(tmp_p
         in reported[0][3]
     assert "'next_ds'" in reported[1][3]
     assert not any(f.fixable for f in found if f.code == "DG205")
+
+
+def test_the_piece_reading_the_variable_is_preferred_to_one_that_only_spells_it(tmp_path):
+    found = lint(tmp_path, """
+        from airflow.providers.standard.operators.bash import BashOperator
+        from airflow.sdk import DAG
+
+        with DAG("report", schedule=None) as dag:
+            BashOperator(task_id="a", bash_command="echo execution_date= " + dag.dag_id
+                                                   + " {{ execution_date }}")
+    """)
+    assert [f.line for f in found if f.code == "DG205"] == [7]   # not the first piece, on line 6
