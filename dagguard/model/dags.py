@@ -336,15 +336,19 @@ class _Builder:
                          scope=ctx.scope, nesting=ctx.nesting)
 
     def is_operator_call(self, call: cst.Call, scope: Scope) -> bool:
-        """`SomeOperator(...)` or `SomeOperator.partial(...)`, of a class Airflow ships or of a
-        class of this file deriving from one."""
+        """`SomeOperator(...)` or `SomeOperator.partial(...)`, of a class Airflow ships, of a
+        class of this file deriving from one, or (given a task_id) of any operator class
+        (model/operator_classes.py: the project's, another package's `...Operator`)."""
         func = call.func
         if type(func) is cst.Attribute and func.attr.value == "partial":  # type: ignore[attr-defined]
             func = func.value  # type: ignore[attr-defined]
         if type(func) is cst.Name and func.value in self.operator_classes:  # type: ignore[attr-defined]
             return type(scope.single(func.value)) is ClassBinding  # type: ignore[attr-defined]
         qual = scope.qualname(func)
-        return qual is not None and names.is_airflow_operator(qual)
+        if qual is not None and names.is_airflow_operator(qual):
+            return True
+        return any(a.keyword is not None and a.keyword.value == "task_id" for a in call.args) \
+            and operator_class_of(func, scope) is not None
 
     def local_function(self, expr: cst.BaseExpression, scope: Scope) -> tuple[Optional[cst.FunctionDef], Optional[Scope]]:
         if isinstance(expr, cst.Name):

@@ -116,3 +116,25 @@ def test_external_task_marker_execution_date_is_renamed(tmp_path):
     """
     found = lint(tmp_path, code)
     assert [(f.line, f.help) for f in found if f.code == "DG109"] == [(6, "use logical_date=...")]
+
+
+def test_operators_of_any_package_made_in_a_factory_function(tmp_path):
+    (tmp_path / "plugins").mkdir()
+    (tmp_path / "plugins" / "__init__.py").write_text("")
+    (tmp_path / "plugins" / "ops.py").write_text(textwrap.dedent("""
+        from airflow.sdk import BaseOperator
+
+        class Exporter(BaseOperator):
+            pass
+    """))
+    found = _dg109(lint(tmp_path, """
+        from acme_provider.operators.load import SomeProviderOperator
+        from mylib import Thing
+        from plugins.ops import Exporter
+
+        def tasks(dag):
+            SomeProviderOperator(task_id="a", task_concurrency=2, dag=dag)
+            Exporter(task_id="b", task_concurrency=2)
+            Thing(task_id="c", task_concurrency=2, dag=dag)
+    """, name="dags/factory.py"))
+    assert [line for line, _ in found] == [7, 8]
