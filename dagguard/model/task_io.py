@@ -449,6 +449,26 @@ def dag_written_tables(file: FileModel, dag: DagModel, path: Path) -> frozenset[
     return known[id(dag)]
 
 
+def loose_task_strings(file: FileModel, task: TaskModel) -> tuple[TemplatedString, ...]:
+    """The templated strings of a task no DAG of the file holds (an operator made in a factory
+    function): its static arguments, its SQL written inline (a `.sql` file is its DAG's to
+    find) and the strings it builds from pieces. Cached on the file model."""
+    cache: dict[int, tuple[TemplatedString, ...]] = file.analyses.setdefault("loose_task_strings", {})
+    found = cache.get(id(task))
+    if found is None:
+        strings: list[TemplatedString] = []
+        for name, arg in task.args.values.items():
+            if not carries_data(name):
+                continue
+            for node, text in _strings(arg.node, arg.value):
+                if not (name in SQL_ARGUMENTS and _is_file_reference(text)):
+                    strings.append(TemplatedString(node, name, _template(file, text)))
+            if arg.origin in _WRITTEN_IN_THE_CALL:
+                strings.extend(_assembled(file, name, arg.node, arg.value, task.scope))
+        found = cache[id(task)] = tuple(strings)
+    return found
+
+
 def file_task_ios(file: FileModel, path: Path) -> Iterator[TaskIO]:
     """Every task of every DAG in the file, analysed (once per task, whichever rule asks first)."""
     for dag in file.dags:

@@ -12,7 +12,8 @@ from dagguard.model.context_keys import REMOVED_KEYS
 from dagguard.model.dags import DagModel, FileModel
 from dagguard.model.loose_callables import loose_callables
 from dagguard.model.python_tasks import CallableFacts
-from dagguard.model.task_io import file_task_ios
+from dagguard.model.task_io import file_task_ios, loose_task_strings
+from dagguard.model.templates import Template
 from dagguard.model.schedules import Recurrence, dag_recurrence
 from dagguard.model.tree import child_nodes
 from dagguard.model.trigger_runs import dag_trigger_schedule
@@ -97,34 +98,45 @@ class RemovedTemplateVariable(Rule):
             safety = SAFE if _on_data_intervals(io.dag, context) else UNSAFE
             templated = [(s.node, s.argument, s.template, s.pieces) for s in io.strings]
             templated += [(s.node, s.origin, s.template, ()) for s in io.sql if s.template is not None]
-            for node, where, template, pieces in templated:
-                if id(node) in seen:
-                    continue
-                seen.add(id(node))
-                reported_here: set[int] = set()
-                for key in template.removed:
-                    # A string built from pieces: the finding and its fix go to the piece
-                    # holding the name; a fix in a constant changes its other uses too.
-                    piece = _piece_holding(pieces, key)
-                    if piece is not None and id(piece.node) in reported_pieces:
-                        continue
-                    target = piece.node if piece is not None else node
-                    if piece is not None:
-                        reported_here.add(id(piece.node))
-                    yield Report(
-                        node=target,
-                        message=f"{io.label} uses {{{{ {key} }}}} in {where}, removed in Airflow 3; the task "
-                                "fails to render with UndefinedError",
-                        help=template_help(key, schedule),
-                        severity=severity,
-                        fix=_template_fix(target, key, safety if piece is None or piece.in_argument else UNSAFE),
-                    )
-                reported_pieces |= reported_here
+            yield from _template_reports(io.label, templated, schedule, safety, severity, seen, reported_pieces)
             if io.callable is not None:
                 yield from _lookup_reports(io.label, io.callable, seen, severity, safety)
-        # Code no DAG of the file holds fails the same way wherever its DAG is.
+        # Code no DAG of the file holds fails the same way wherever its DAG is: its templates
+        # (an operator made in a factory function) and its context reads.
+        for task in file.loose_tasks:
+            templated = [(s.node, s.argument, s.template, s.pieces) for s in loose_task_strings(file, task)]
+            yield from _template_reports(task.label, templated, None, UNSAFE, severity, seen, reported_pieces)
         for loose in loose_callables(file):
             yield from _lookup_reports(loose.label, loose.facts, seen, severity, UNSAFE, loose.reported_at)
+
+
+def _template_reports(label: str, templated: list[tuple[cst.CSTNode, str, Template, tuple[Piece, ...]]],
+                      schedule: Optional[str], safety: str, severity: Optional[str], seen: set[int],
+                      reported_pieces: set[int]) -> Iterator[Report]:
+    """One report per removed variable a task's template uses, unless its string was reported."""
+    for node, where, template, pieces in templated:
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        reported_here: set[int] = set()
+        for key in template.removed:
+            # A string built from pieces: the finding and its fix go to the piece holding the
+            # name; a fix in a constant changes its other uses too.
+            piece = _piece_holding(pieces, key)
+            if piece is not None and id(piece.node) in reported_pieces:
+                continue
+            target = piece.node if piece is not None else node
+            if piece is not None:
+                reported_here.add(id(piece.node))
+            yield Report(
+                node=target,
+                message=f"{label} uses {{{{ {key} }}}} in {where}, removed in Airflow 3; the task "
+                        "fails to render with UndefinedError",
+                help=template_help(key, schedule),
+                severity=severity,
+                fix=_template_fix(target, key, safety if piece is None or piece.in_argument else UNSAFE),
+            )
+        reported_pieces |= reported_here
 
 
 def _lookup_reports(label: str, facts: CallableFacts, seen: set[int], severity: Optional[str],

@@ -251,3 +251,18 @@ def test_the_piece_reading_the_variable_is_preferred_to_one_that_only_spells_it(
                                                    + " {{ execution_date }}")
     """)
     assert [f.line for f in found if f.code == "DG205"] == [7]   # not the first piece, on line 6
+
+
+def test_templates_of_operators_made_in_a_factory_function(tmp_path):
+    found = _dg205(lint(tmp_path, """
+        from airflow.providers.standard.operators.bash import BashOperator
+        from airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator
+
+        def make_tasks(dag, table):
+            load = BashOperator(task_id="load", bash_command="load.sh {{ next_ds }} " + table, dag=dag)
+            check = SQLExecuteQueryOperator(task_id="check", conn_id="db", dag=dag,
+                                            sql="SELECT count(*) FROM t WHERE day = '{{ prev_ds }}'")
+            return load >> check
+    """))
+    assert [line for line, _ in found] == [6, 8]
+    assert "task 'load' uses {{ next_ds }} in bash_command" in found[0][1]
