@@ -95,9 +95,12 @@ class CallFollower:
                 self._reached[key] = self._body(callee, left)
             finally:
                 self._active.discard(id(callee.function))
+        reached = self._reached[key]
+        if not reached:
+            return []
         name = cst.Module([]).code_for_node(call.func)
         return [CallChain((Step(name, callee.path, callee.module, leading),) + rest.steps, rest.found, rest.scope)
-                for leading, rest in self._reached[key]]
+                for leading, rest in reached]
 
     def _body(self, callee: _Callee, left: int) -> list[_Reach]:
         """What the function's body reaches: each call found, directly or through a call of it."""
@@ -128,14 +131,15 @@ def _callee(call: cst.Call, scope: Scope, frame: _Frame) -> Optional[_Callee]:
     if type(func) is cst.Name:
         binding = scope.single(func.value)  # type: ignore[attr-defined]
         if type(binding) is FunctionBinding or type(binding) is ClassBinding:
-            return _made(binding, scope.whole, *frame)  # type: ignore[arg-type]
+            return _made(binding, _defining_scope(scope, func.value), *frame)  # type: ignore[arg-type,attr-defined]
     elif type(func) is not cst.Attribute:
         return None
     elif type(func.value) is cst.Name:  # type: ignore[attr-defined]
         # `Config.load()`: a static or class method of a class of this module.
         owner = scope.single(func.value.value)  # type: ignore[attr-defined]
         if type(owner) is ClassBinding:
-            return _made(_class_method(owner.node, func.attr.value), scope.whole, *frame)  # type: ignore[attr-defined,union-attr]
+            return _made(_class_method(owner.node, func.attr.value),  # type: ignore[attr-defined,union-attr]
+                         _defining_scope(scope, func.value.value), *frame)  # type: ignore[attr-defined]
     qual = scope.qualname(func)
     link = scope.project_link()
     if qual is None or qual.startswith("airflow.") or not isinstance(link, ModuleLink):
@@ -150,6 +154,17 @@ def _callee(call: cst.Call, scope: Scope, frame: _Frame) -> Optional[_Callee]:
         return None
     return _made(_class_method(holder.binding.node, method), holder.module.scope,  # type: ignore[union-attr]
                  holder.module.path, holder.module.module)
+
+
+def _defining_scope(scope: Scope, name: str) -> Scope:
+    """The scope whose bindings hold `name`: a module function called from inside another
+    function is read in its module's scope, not in its caller's."""
+    current: Optional[Scope] = scope
+    while current is not None:
+        if name in current.bindings:
+            return current.whole
+        current = current.parent
+    return scope.whole
 
 
 def _made(binding: object, module_scope: Scope, path: Optional[Path],

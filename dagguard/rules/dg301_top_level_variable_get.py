@@ -69,10 +69,11 @@ class TopLevelVariableGet(Rule):
             # A project function called here runs its body now: its reads are paid at this call.
             chains = helpers.chains(call.node, call.scope)
             if chains:
-                yield Report(node=call.node, message=_chain_message(chains, context), help=HELP)
+                yield Report(node=call.node, message=_chain_message(chains, context), help=HELP_CALL)
 
 
 HELP = 'read it inside a task, or use a template such as "{{ var.value.my_key }}"'
+HELP_CALL = 'call it inside a task, or have it return a template such as "{{ var.value.my_key }}"'
 
 
 def _reads(call: cst.Call, scope: Scope) -> bool:

@@ -354,3 +354,20 @@ def test_a_cached_result_is_redone_when_the_helper_changes(tmp_path):
     write(tmp_path, {"common/config.py": CONFIG.replace('Variable.get("orders_table")', '"orders"')})
     assert dg301(tmp_path, files | {"common/config.py": CONFIG.replace('Variable.get("orders_table")', '"orders"')},
                  cache_dir=cache) == []
+
+
+def test_a_helper_with_several_reads_is_one_finding_that_counts_them(tmp_path):
+    [(_, line, message)] = dg301(tmp_path, {"common/env.py": """
+        from airflow.models import Variable
+
+        def env():
+            return {"a": Variable.get("a"), "b": Variable.get("b"), "c": _c()}
+
+        def _c():
+            return Variable.get("c")
+    """, "dags/d.py": """
+        from common.env import env
+
+        ENV = env()
+    """})
+    assert line == 4 and 'calls Variable.get("a") (and 2 more such reads) when' in message
