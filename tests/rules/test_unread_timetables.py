@@ -145,3 +145,16 @@ def test_dags_listing_names_the_class_of_an_unread_timetable(tmp_path):
     assert schedules == {"tt": "CronDataIntervalTimetable(unknown)",
                          "two": "MultipleCronTriggerTimetable(0 1 * * *, 0 13 * * *)", "other": "unknown"}
     assert json.loads(json.dumps([d.as_dict() for d in result.dags]))[0]["schedule"] == "CronDataIntervalTimetable(unknown)"
+
+
+def test_a_recurrence_with_unknown_fires_counts_no_runs_and_shows_no_example_run():
+    import datetime as dt
+
+    from dagguard.model.run_dates import example_run
+    from dagguard.model.schedules import Recurrence, count_runs
+
+    unread = Recurrence((), None, data_interval=False)
+    start = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)
+    assert not unread.fires_known
+    assert count_runs(unread, start, NOW) is None and example_run(unread) is None
+    assert Recurrence(("0 0 * * *",), None, data_interval=False).fires_known
