@@ -41,13 +41,28 @@ def summarize(dag: DagModel, shown: str, line: int) -> DagSummary:
     return DagSummary(
         path=shown, line=line, dag_id=dag.dag_id if dag.dag_id is not None else UNKNOWN_TEXT,
         found_by=dag.found_by,
-        schedule=_argument(dag.args, schedule),
+        schedule=_schedule(dag, schedule),
         catchup=_argument(dag.args, "catchup"),
         start_date=_date(dag, "start_date"),
         end_date=_date(dag, "end_date"),
         max_active_runs=_argument(dag.args, "max_active_runs"),
         max_active_tasks=_argument(dag.args, "max_active_tasks"),
     )
+
+
+def _schedule(dag: DagModel, name: str) -> str:
+    from dagguard.model.schedules import unread_timetable
+
+    written = _argument(dag.args, name)
+    if written != UNKNOWN_TEXT:
+        return written
+    # Airflow's timetable classes are named even when their value is not static: such a DAG
+    # recurs, on crons that are listed when known.
+    timetable = unread_timetable(dag)
+    if timetable is None:
+        return written
+    kind, rec = timetable
+    return f"{kind}({', '.join(rec.crons) or UNKNOWN_TEXT})"
 
 
 def _date(dag: DagModel, name: str) -> str:

@@ -125,7 +125,7 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     if project is not None and line_of is None and not any(dag.scope.whole is model.scope for dag in model.dags):
         # No DAG of its own at module level: a factory or helper module, which other files import.
         project.remember(path, module)
-    context = RuleContext(path=path, settings=settings, now=now)
+    context = RuleContext(path=path, settings=settings, now=now, place_of=_placer(module, shown, line_of))
     reports: list[tuple[Rule, Report]] = []
     errors: list[str] = []
     for rule in ALL_RULES:
@@ -275,6 +275,20 @@ def _extends_airflow(module: cst.Module, scope: Scope) -> bool:
     return any(type(stmt) is cst.ClassDef and any(
         (scope.qualname(base.value) or "").startswith("airflow.") for base in stmt.bases)
         for stmt in module.body)
+
+
+def _placer(module: cst.Module, shown: str,
+            line_of: Optional[Callable[[int], int]]) -> Callable[[Optional[Path], Optional[cst.Module], cst.CSTNode], str]:
+    """RuleContext.place_of for this file: `path:line` of a node, here or in a project module."""
+    def place_of(path: Optional[Path], home: Optional[cst.Module], node: cst.CSTNode) -> str:
+        where = display_path(path) if path is not None else shown
+        tree = home if home is not None else module
+        span = locate(tree, [node]).get(id(node))
+        if span is None:
+            return where
+        line = line_of(span.line) if tree is module and line_of is not None else span.line
+        return f"{where}:{line}"
+    return place_of
 
 
 def _default_note(report: Report, module: cst.Module, shown: str,

@@ -572,7 +572,7 @@ def _handle_call(b: _Builder, node: cst.Call, ctx: _Ctx) -> list[tuple[cst.CSTNo
             made_task = task is not None
             if task is not None:
                 b.loose_operators.append(dataclasses.replace(task, group_id=None, parse_time=ctx.parse_time))
-    if ctx.parse_time and isinstance(node.func, cst.Attribute):
+    if ctx.parse_time:
         b.parse_time_calls.append(ParseTimeCall(node, ctx.scope))
     args_ctx = dataclasses.replace(ctx, in_task_arguments=True) if made_task else ctx
     pushed: list[tuple[cst.CSTNode, _Ctx]] = [(node.func, ctx)]
