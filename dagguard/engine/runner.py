@@ -31,7 +31,7 @@ from dagguard.engine.dag_listing import DagSummary, summarize
 from dagguard.model.dags import DagModel, build_file_model
 from dagguard.model.parsing import parse_module
 from dagguard.model.factories import Resolver
-from dagguard.model.project import ProjectIndex, project_roots
+from dagguard.model.project import ProjectIndex, project_layout
 from dagguard.model.scope import ImportBinding, Scope
 from dagguard.model.ownership import dag_regions
 from dagguard.rules import ALL_RULES, RULES_BY_CODE, SYNTAX_ERROR, ProjectRule, Rule
@@ -232,7 +232,7 @@ def _check_in_pieces(source: bytes, path: Path, settings: Settings, now: dt.date
         return FileResult(path, ())
     if jobs > 1:
         # A piece is seconds of work: worth a process of its own, as files are in a pool.
-        key = ProjectKey(next(_RUNS), project.roots) if project is not None else None
+        key = ProjectKey(next(_RUNS), project.roots, project.packages) if project is not None else None
         results = list(map_in_order(_check_piece, pieces.pieces, path, settings, now, shown, key,
                                     jobs=jobs, per_job=1))
     else:
@@ -334,6 +334,7 @@ class ProjectKey:
 
     run: int
     roots: tuple[Path, ...]
+    packages: tuple[tuple[str, Path], ...] = ()
 
 
 _RUNS = itertools.count()
@@ -346,7 +347,7 @@ def _project_index(key: ProjectKey) -> ProjectIndex:
     index = _CURRENT.get(key)
     if index is None:
         _CURRENT.clear()   # an earlier run's trees may be stale
-        index = _CURRENT[key] = ProjectIndex(key.roots)
+        index = _CURRENT[key] = ProjectIndex(key.roots, key.packages)
     return index
 
 
@@ -364,7 +365,8 @@ def check_files(files: Sequence[Path], paths: Sequence[Path], settings: Settings
                 jobs: Optional[int] = None) -> Iterator[FileResult]:
     """Check `files` (found under the given `paths`), in `jobs` processes when they pay, in order."""
     # The index itself stays in each process that checks files: workers get its key.
-    project = ProjectKey(next(_RUNS), tuple(project_roots(paths, settings.config_path, settings.src, files)))
+    roots, packages = project_layout(paths, settings.config_path, settings.src, settings.packages, files)
+    project = ProjectKey(next(_RUNS), roots, packages)
     # Files in one process (few of them): a large one may spread its pieces over the cores.
     piece_jobs = (jobs or available_cores()) if effective_jobs(jobs, len(files)) == 1 else 1
     try:
