@@ -32,6 +32,7 @@ from dagguard.model.dags import DagModel, build_file_model
 from dagguard.model.parsing import parse_module
 from dagguard.model.factories import Resolver
 from dagguard.model.project import ProjectIndex, project_layout
+from dagguard.model.unseen_dags import imported_modules, unseen_reason
 from dagguard.model.scope import ImportBinding, Scope
 from dagguard.model.ownership import dag_regions
 from dagguard.rules import ALL_RULES, RULES_BY_CODE, SYNTAX_ERROR, ProjectRule, Rule
@@ -201,11 +202,14 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     # Rules read constants lazily too: collect what the model and the rules resolved through,
     # and the .sql files they read.
     depends_on = (project.reset_touched() if project is not None else frozenset()) | model.read_files
+    imports_airflow = _imports_airflow(model.scope) and not _extends_airflow(module, model.scope)
+    # Only a file that imports airflow and shows no DAG is asked why: a walk of a few files.
+    reason = unseen_reason(module, model.scope, text, path) if imports_airflow and not model.dags else None
     return FileResult(path, tuple(findings), sites, len(model.dags), frozenset(flagged_dags), noqa, tuple(errors),
-                      imports_airflow=_imports_airflow(model.scope) and not _extends_airflow(module, model.scope),
+                      imports_airflow=imports_airflow,
                       dags=summaries, depends_on=depends_on,
                       module=module if keep_fixes else None, fixes=tuple(fixes) if keep_fixes else (),
-                      warnings=warnings)
+                      warnings=warnings, unseen_reason=reason, imports=imported_modules(module, path))
 
 
 def _syntax_result(path: Path, finding: Finding, settings: Settings) -> FileResult:
@@ -248,7 +252,10 @@ def _check_in_pieces(source: bytes, path: Path, settings: Settings, now: dt.date
         imports_airflow=any(r.imports_airflow for r in results),
         dags=tuple(d for r in results for d in r.dags),
         depends_on=frozenset().union(*(r.depends_on for r in results)),
-        warnings=tuple(dict.fromkeys(w for r in results for w in r.warnings)))
+        warnings=tuple(dict.fromkeys(w for r in results for w in r.warnings)),
+        unseen_reason=next((r.unseen_reason for r in results if r.unseen_reason), None)
+        if not any(r.dag_count for r in results) else None,
+        imports=frozenset().union(*(r.imports for r in results)))
 
 
 def _check_piece(piece: Piece, path: Path, settings: Settings, now: dt.datetime, shown: str,
