@@ -46,10 +46,10 @@ def unseen_reason(module: cst.Module, scope: Scope, text: str, path: Path) -> Op
     if _DAG_TEXT.search(text):
         return "`DAG(` or `@dag` appears only in a string or comment"
     if in_dags_folder(path):
+        # Only defs, classes and constants: a library that lives in the DAGs folder.
         called = _module_level_imported_call(module, scope)
         if called is not None:
-            return f"in the DAGs folder; makes its objects with an imported call the linter cannot read: {called}"
-        return "in the DAGs folder, but nothing in it makes a DAG"
+            return f"in the DAGs folder; makes its DAG with an imported call the linter cannot read: {called}"
     return None
 
 
@@ -134,8 +134,9 @@ class _Construction(cst.CSTVisitor):
                 self.reasons.append((4, f"its {spelled}(...) call is where the linter does not look for DAGs "
                                         "(a class body, a comprehension, a lambda)"))
             return
-        if airflow or name is None or (qualname is None and not isinstance(node.func, cst.Name)):
-            return   # Airflow's own API (DagBag, get_dag), or a method of a local object
+        if airflow or name is None or (qualname is None and not isinstance(node.func, cst.Name)) or self.functions:
+            return   # Airflow's own API (DagBag, get_dag), a method of a local object, or a call in a
+            # function (a test helper's `check(dag_id=...)`): DAGs are made when the module runs
         passes_dag_id = any(a.keyword is not None and a.keyword.value == "dag_id" for a in node.args)
         if (passes_dag_id and qualname is not None) or (_FACTORY_NAME.search(name) and not _NOT_A_FACTORY.search(name)):
             what = qualname or spelled
@@ -160,16 +161,18 @@ def _construction_reason(module: cst.Module, scope: Scope) -> Optional[str]:
 
 
 def _module_level_imported_call(module: cst.Module, scope: Scope) -> Optional[str]:
-    """`dag = build("x")` at module level with `build` imported from outside Airflow."""
+    """`dag = build("x")` at module level: a name that says DAG, bound to what a call of a name
+    imported from outside Airflow returns."""
     for statement in module.body:
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
         for small in statement.body:
-            value = small.value if isinstance(small, (cst.Assign, cst.Expr)) else None
-            if isinstance(value, cst.Call):
-                qualname = scope.qualname(value.func)
-                if qualname is not None and not _is_airflow(qualname):
-                    return qualname
+            if not isinstance(small, cst.Assign) or not isinstance(small.value, cst.Call):
+                continue
+            names = [t.target.value for t in small.targets if isinstance(t.target, cst.Name)]
+            qualname = scope.qualname(small.value.func)
+            if any("dag" in n.lower() for n in names) and qualname is not None and not _is_airflow(qualname):
+                return qualname
     return None
 
 
