@@ -141,6 +141,13 @@ def test_a_library_in_the_dags_folder_that_nothing_imports_is_not_counted(tmp_pa
         class Scraper:
             token = Variable.get("token", default_var=None)
     """))
+    (tmp_path / "dags" / "scrapers" / "registry.py").write_text(textwrap.dedent("""\
+        from airflow.sdk import DAG
+
+
+        def register(dag: DAG, namespace: dict) -> None:
+            globals()[dag.dag_id] = dag
+    """))
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_dags.py").write_text(textwrap.dedent("""\
         import airflow
