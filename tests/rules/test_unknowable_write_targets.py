@@ -222,3 +222,28 @@ with DAG("d", schedule="@daily"):
     SqlToS3Operator(task_id="kept", sql_conn_id="w", query="SELECT 1", s3_bucket="b", s3_key="o.csv")
 """
     assert [m.split(" (")[0] for m in found(tmp_path, body, "DG201")] == ["DG201 task 'kept'"]
+
+
+def test_a_fixed_key_passed_to_a_same_file_helper_is_read_there(tmp_path):
+    # The helper's parameters are bound to what the task passes when it is static.
+    body = """
+REPORT_KEY = "content/ips.json"
+
+
+def upload(body, key, bucket_name):
+    S3Hook().load_string(body, key, bucket_name, replace=True)
+
+
+with DAG("d", schedule="@daily"):
+    @task
+    def publish_fixed(body):
+        upload(body, key=REPORT_KEY, bucket_name="content")
+
+    @task
+    def publish_moving(body):
+        upload(body, key=f"ips/{datetime.now():%Y%m%d}.json", bucket_name="content")
+
+    publish_fixed("x")
+    publish_moving("x")
+"""
+    assert [m.split(" writes")[0] for m in found(tmp_path, body, "DG201")] == ["DG201 task 'publish_moving'"]
