@@ -65,8 +65,10 @@ def imported_modules(module: cst.Module, path: Path) -> frozenset[str]:
             found.update(dotted_name(alias.name) or "" for alias in node.names)
         elif isinstance(node, cst.ImportFrom):
             found.update(_from_import(node, folder))
-        elif not isinstance(node, (cst.BaseExpression, cst.FunctionDef, cst.ClassDef)):
-            pending.extend(child_nodes(node))   # statements and blocks, not expressions
+        elif not isinstance(node, (cst.BaseExpression, cst.Decorator, cst.Parameters)):
+            # Statements and blocks (function bodies too: a task imports its helpers where it
+            # runs), not expressions.
+            pending.extend(child_nodes(node))
     found.discard("")
     return frozenset(found)
 

@@ -192,3 +192,21 @@ def test_dags_unseen_lists_each_file_with_its_reason(tmp_path):
     summary = subprocess.run([sys.executable, "-m", "dagguard", "check", "."], cwd=root, capture_output=True,
                              text=True, env=env, timeout=120)
     assert "1 file imports airflow and looks like a DAG file but defines no DAG" in summary.stdout
+
+
+def test_an_import_inside_a_task_function_makes_a_library_too(tmp_path):
+    (tmp_path / "dags").mkdir()
+    (tmp_path / "dags" / "loaders.py").write_text(
+        "import airflow\nfrom vendor import build\n\ndag_like = build('x')\n")
+    (tmp_path / "dags" / "orders.py").write_text(textwrap.dedent("""\
+        from airflow.sdk import DAG, task
+
+        with DAG("orders", schedule=None):
+            @task
+            def load():
+                from loaders import dag_like
+                return dag_like
+
+            load()
+    """))
+    assert _unseen(tmp_path) == {}
