@@ -36,13 +36,14 @@ def normalised_name(name: str) -> str:
 
 
 def package_layout(base: Optional[Path], config_path: Optional[Path],
-                   declared: Sequence[tuple[str, str]] = ()) -> PackageLayout:
-    """The declared `packages` (relative to the config file's folder, `base`), then what the
-    nearest pyproject.toml (the config file, else the first above `base`) says of its build."""
+                   declared: Sequence[tuple[str, str]] = (), declared_base: Optional[Path] = None) -> PackageLayout:
+    """The declared `packages` (relative to `declared_base`: the config file's folder, or the
+    working folder for `--config 'packages = ...'` alone), then what the nearest pyproject.toml
+    (the config file, else the first at or above `base`) says of its build."""
     roots: list[Path] = []
     packages: dict[str, Path] = {}
-    if base is not None:
-        packages.update((name, (base / folder).resolve()) for name, folder in declared)
+    if declared_base is not None:
+        packages.update((name, (declared_base / folder).resolve()) for name, folder in declared)
     pyproject = _nearest_pyproject(config_path, base)
     if pyproject is not None:
         found_roots, found_packages = _build_layout(pyproject)

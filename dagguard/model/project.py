@@ -337,7 +337,10 @@ def project_layout(paths: Sequence[Path], config_path: Optional[Path], src: Sequ
     roots = project_roots(paths, config_path, src, files)
     folders = [p if p.is_dir() else p.parent for p in (_resolved(p) for p in paths)]
     base = config_path.parent if config_path is not None else _common_parent(folders)
-    layout: PackageLayout = package_layout(base, config_path, packages)
+    # Declared folders are relative to the config file, or to the working folder when given
+    # with `--config 'packages = ...'` alone (as config.py checks them).
+    declared_base = config_path.parent if config_path is not None else Path(os.getcwd())
+    layout: PackageLayout = package_layout(base, config_path, packages, declared_base)
     return (*roots, *layout.roots), layout.packages
 
 

@@ -106,3 +106,12 @@ def test_build_configuration_roots_and_packages(tmp_path):
 def test_normalised_names():
     assert normalised_name("Acme-Pipelines") == "acme_pipelines"
     assert normalised_name("acme.pipelines__x") == "acme_pipelines_x"
+
+
+def test_a_packages_override_alone_is_relative_to_the_working_folder(tmp_path, monkeypatch):
+    root = _project(tmp_path, '[project]\nname = "other"\n')
+    monkeypatch.chdir(root)
+    settings = discover_settings([Path("workflows")], overrides={"packages": {"acme_pipelines": "."}})
+    result = check_paths([Path("workflows/orders.py")], settings=settings, now=NOW)
+    [message] = _dg101(result)
+    assert "DAG 'orders_hourly' (made by " in message
