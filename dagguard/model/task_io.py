@@ -14,9 +14,11 @@ from typing import Any, Callable, Iterator, Optional, TypeVar
 
 import libcst as cst
 
+from dagguard.model.built_strings import builds_text
 from dagguard.model.dags import DagModel, FileModel, TaskModel
 from dagguard.model.dependencies import task_index, xcom_producer
 from dagguard.model.schedules import Recurrence, dag_recurrence
+from dagguard.model.scope import Scope
 from dagguard.model.python_tasks import CallableFacts, analyse_callable, formatted_text
 from dagguard.model.sql import ParsedSql, dialect_for, parse_sql
 from dagguard.model.sql_facts import write_effects
@@ -79,6 +81,8 @@ class SqlSource:
     origin: str                      # "sql", "file queries/x.sql", "a query in the callable"
     template: Optional[Template]
     parsed: Optional[ParsedSql]
+    # Not static, but a string built at run time (`.format`, `%`, `+`): SQL whose tables are unknown.
+    built: bool = False
 
     @property
     def in_callable(self) -> bool:
@@ -218,7 +222,7 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
                 # An f-string: its Python parts are unknown (so the task counts as keyed), but
                 # its SQL can still be read for clock reads and statement order.
                 value = formatted_text(arg.node, task.scope, file.module, _names(file)) or UNKNOWN
-            sql.extend(_sql_sources(file, name, arg.node, value, folders, dialect, bound))
+            sql.extend(_sql_sources(file, name, arg.node, value, folders, dialect, bound, task.scope))
             if value is UNKNOWN and arg.origin in _WRITTEN_IN_THE_CALL:
                 strings.extend(_assembled(file, name, arg.node, value, task.scope))
         elif name == "configuration" and isinstance(arg.value, StaticDict):
@@ -261,7 +265,7 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
                            for node, text in facts.jinja_strings)
         for call in facts.sql:
             if call.text is None:
-                sql.append(SqlSource(call.node, CALLABLE_ORIGIN, None, None))
+                sql.append(SqlSource(call.node, CALLABLE_ORIGIN, None, None, call.built))
             else:
                 template = _template(file, call.text)
                 sql.append(SqlSource(call.node, CALLABLE_ORIGIN, template,
@@ -316,12 +320,14 @@ def explicit_parameters(task: TaskModel) -> frozenset[str]:
 
 def _sql_sources(file: FileModel, name: str, node: cst.BaseExpression, value: Any,
                  folders: tuple[Path, ...], dialect: Optional[str], parameters: Any = None,
-                 ) -> Iterator[SqlSource]:
+                 scope: Optional[Scope] = None) -> Iterator[SqlSource]:
     items = value if isinstance(value, (list, tuple)) else [value]
     nodes = _element_nodes(node, len(items))
     for item, item_node in zip(items, nodes):
         if not isinstance(item, str):
-            yield SqlSource(item_node, name, None, None)
+            # Not static; when built at run time (`.format`, `%`, `+`), SQL on unknown tables.
+            built = scope is not None and isinstance(item_node, cst.BaseExpression) and builds_text(item_node, scope)
+            yield SqlSource(item_node, name, None, None, built)
             continue
         text, origin = item, name
         if _is_file_reference(item):
