@@ -35,7 +35,8 @@ from dagguard.model.project import ProjectIndex, project_roots
 from dagguard.model.scope import ImportBinding, Scope
 from dagguard.model.ownership import dag_regions
 from dagguard.rules import ALL_RULES, RULES_BY_CODE, SYNTAX_ERROR, ProjectRule, Rule
-from dagguard.rules.base import DagSite, Fix, Report, RuleContext
+from dagguard.model.origins import Elsewhere
+from dagguard.rules.base import MADE_AT, DagSite, Fix, Report, RuleContext
 
 # Moved to results.py and run.py (they need no libcst); still importable from here.
 __all__ = ["MAX_FILE_BYTES", "CheckResult", "FileResult", "Progress", "check_file", "check_file_deep",
@@ -165,9 +166,15 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     flagged_dags: set[tuple[int, int]] = set()
     for rule, report in reports:
         span = spans.get(id(report.node))
+        if span is None and report.dag is not None:
+            # A node that is not in this file's tree (a rule that reported a value of another
+            # module where it is made): the finding goes to its DAG, never to a wrong place.
+            span = spans.get(id(report.dag.report_node))
         if span is None:
             errors.append(f"internal error in {rule.code} on {shown}: could not locate the reported node")
             continue
+        if report.made_at is not None or MADE_AT in report.message:
+            report = replace(report, message=report.message.replace(MADE_AT, _place(report.made_at)))
         lines = (span.line,)
         if report.dag is not None and id(report.dag.report_node) in spans:
             lines += (spans[id(report.dag.report_node)].line,)
@@ -275,6 +282,15 @@ def _extends_airflow(module: cst.Module, scope: Scope) -> bool:
     return any(type(stmt) is cst.ClassDef and any(
         (scope.qualname(base.value) or "").startswith("airflow.") for base in stmt.bases)
         for stmt in module.body)
+
+
+def _place(made_at: Optional[Elsewhere]) -> str:
+    """`common/__init__.py:3`: the file and line of a node of another module."""
+    if made_at is None:
+        return "another file"
+    span = locate(made_at.module, [made_at.node]).get(id(made_at.node))
+    where = display_path(made_at.path)
+    return f"{where}:{span.line}" if span is not None else where
 
 
 def _default_note(report: Report, module: cst.Module, shown: str,

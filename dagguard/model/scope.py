@@ -129,12 +129,29 @@ class Scope:
                 return link.constant(binding.qualname)  # type: ignore[union-attr]
         return None
 
+    def function(self, name: str) -> Optional[tuple[cst.FunctionDef, "Scope"]]:
+        """The function `name` is bound to, and the scope it is defined in: this file's
+        (`def name`), or a project module's that `name` is imported from."""
+        binding = self.single(name)
+        if type(binding) is FunctionBinding:
+            return binding.node, self.whole  # type: ignore[union-attr]
+        if type(binding) is ImportBinding:
+            link = self.project_link()
+            if link is not None:
+                return link.function(binding.qualname)  # type: ignore[union-attr]
+        return None
+
     def project_link(self) -> Optional["ProjectLink"]:
-        root: Scope = self
-        while root.parent is not None:
-            root = root.parent
-        module = getattr(root, "module", root)
-        return getattr(module, "project", None)
+        return getattr(module_of(self), "project", None)
+
+
+def module_of(scope: Scope) -> Scope:
+    """The module scope `scope` is part of (a function's, a statement's): two nodes read in
+    scopes of different modules live in different files."""
+    root: Scope = scope
+    while root.parent is not None:
+        root = root.parent
+    return getattr(root, "module", root)
 
 
 class ProjectLink:
@@ -142,6 +159,10 @@ class ProjectLink:
 
     def constant(self, qualname: str) -> Optional[tuple[cst.BaseExpression, Scope]]:
         raise NotImplementedError
+
+    def function(self, qualname: str) -> Optional[tuple[cst.FunctionDef, Scope]]:
+        """The project function `qualname` names, and its module's scope."""
+        return None
 
 
 @dataclass

@@ -1,0 +1,88 @@
+"""How often a clock read's value changes: on every parse, or once a day.
+
+`pendulum.yesterday()`, `days_ago(1)`, `date.today()`, `datetime.combine(date.today(), ...)`
+and `now().replace(hour=0, minute=0, second=0, microsecond=0)` give the same value all day and
+move at midnight; `datetime.now()` and `time.time()` give a new one on every parse. DG104 and
+DG108 say which, because the consequences differ.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from dagguard.model.scope import Scope
+from dagguard.model.tree import child_nodes
+
+DAILY_FUNCTIONS = frozenset({
+    "pendulum.today", "pendulum.yesterday", "pendulum.tomorrow", "datetime.date.today",
+    "airflow.utils.dates.days_ago", "pendulum.Date.today",
+})
+_COMBINE = frozenset({"datetime.datetime.combine", "pendulum.DateTime.combine"})
+_DAY_FIELDS = ("hour", "minute", "second", "microsecond")
+MAX_FOLLOW = 8
+
+
+def moves_daily(call: cst.Call, value: cst.BaseExpression, scope: Scope) -> bool:
+    """Is the clock read `call`, made when `value` is evaluated in `scope`, cut to a day, so that
+    what `value` gets changes once a day rather than on every parse?"""
+    if scope.resolves_to(call.func, DAILY_FUNCTIONS):
+        return True
+    found = _path_to(value, call, scope, 0)
+    if found is None:
+        return False
+    path, where = found
+    child: cst.CSTNode = call
+    for parent in path:   # nearest first
+        if type(parent) is cst.Call and _cuts_to_a_day(parent, child, where):
+            return True
+        child = parent
+    return False
+
+
+def _cuts_to_a_day(call: cst.Call, inner: cst.CSTNode, scope: Scope) -> bool:
+    """`inner.date()`, `inner.start_of("day")`, `inner.replace(hour=0, minute=0, second=0,
+    microsecond=0)` or `datetime.combine(inner, ...)`."""
+    func = call.func
+    if type(func) is cst.Attribute and func.value is inner:
+        method = func.attr.value
+        if method == "date" and not call.args:
+            return True
+        if method == "start_of" and len(call.args) == 1 and isinstance(call.args[0].value, cst.SimpleString):
+            return call.args[0].value.value.strip("'\"") == "day"
+        if method == "replace":
+            given = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+            return all(isinstance(given.get(name), cst.Integer) for name in _DAY_FIELDS)
+        return False
+    return scope.resolves_to(func, _COMBINE) and bool(call.args) and call.args[0].value is inner
+
+
+def _path_to(root: cst.CSTNode, target: cst.CSTNode, scope: Scope,
+             depth: int) -> Optional[tuple[list[cst.CSTNode], Scope]]:
+    """The nodes enclosing `target` inside `root`, nearest first, and the scope the innermost are
+    read in; module constants `root` names are followed, as the clock reads were found (the
+    constant's name then stands in the path for its value)."""
+    if depth > MAX_FOLLOW:
+        return None
+    stack: list[tuple[cst.CSTNode, tuple[cst.CSTNode, ...]]] = [(root, ())]
+    constants: list[tuple[cst.BaseExpression, Scope, tuple[cst.CSTNode, ...], cst.CSTNode]] = []
+    while stack:
+        node, above = stack.pop()
+        if node is target:
+            return list(reversed(above)), scope
+        if type(node) is cst.Name:
+            constant = scope.constant(node.value)  # type: ignore[attr-defined]
+            if constant is not None:
+                constants.append((constant[0], constant[1], above, node))
+            continue
+        if type(node) is cst.Lambda:
+            continue
+        inner = (*above, node)
+        stack.extend((child, inner) for child in child_nodes(node))
+    for expr, home, above, name in constants:
+        found = _path_to(expr, target, home, depth + 1)
+        if found is not None:
+            # The name stands where its value is used: `TODAY.replace(...)` cuts the constant.
+            return [*found[0], name, *reversed(above)], found[1]
+    return None
