@@ -146,7 +146,8 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     parsed_from = checked.source if cached is None and checked is not None else source
     try:
         spans, owners = locate_in_regions(
-            module, [r.node for _, r in reports] + dag_nodes, regions,
+            module, [r.node for _, r in reports] + [n for _, r in reports for n in _fallbacks(r)] + dag_nodes,
+            regions,
             text if parsed_from is source else _source_text(parsed_from, module),
             checked.tree if checked is not None else None) if (reports or dag_nodes) else ({}, {})
     except RecursionError:
@@ -166,10 +167,11 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     flagged_dags: set[tuple[int, int]] = set()
     for rule, report in reports:
         span = spans.get(id(report.node))
-        if span is None and report.dag is not None:
-            # A node that is not in this file's tree (a rule that reported a value of another
-            # module where it is made): the finding goes to its DAG, never to a wrong place.
-            span = spans.get(id(report.dag.report_node))
+        if span is None:
+            # A node that is not in this file's tree (a value another module makes, reported
+            # where it is made): the finding goes to the argument bringing it in, or to its
+            # DAG, never to a wrong place.
+            span = next((spans[id(n)] for n in _fallbacks(report) if id(n) in spans), None)
         if span is None:
             errors.append(f"internal error in {rule.code} on {shown}: could not locate the reported node")
             continue
@@ -282,6 +284,14 @@ def _extends_airflow(module: cst.Module, scope: Scope) -> bool:
     return any(type(stmt) is cst.ClassDef and any(
         (scope.qualname(base.value) or "").startswith("airflow.") for base in stmt.bases)
         for stmt in module.body)
+
+
+def _fallbacks(report: Report) -> tuple[cst.CSTNode, ...]:
+    """Where a report goes when its node is not in the file: its argument's place, its DAG."""
+    found: tuple[cst.CSTNode, ...] = ()
+    if report.argument is not None and report.argument.report_node is not report.node:
+        found += (report.argument.report_node,)
+    return found + ((report.dag.report_node,) if report.dag is not None else ())
 
 
 def _place(made_at: Optional[Elsewhere]) -> str:

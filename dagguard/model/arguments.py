@@ -46,6 +46,10 @@ class ArgValue:
         """The scope to evaluate `node` in; `call_scope` is that of the call given the argument."""
         return self.scope if self.scope is not None else call_scope
 
+    def written_in(self, scope: Scope) -> bool:
+        """Is `node` written in `scope`'s module (the checked file's, where a fix may edit it)?"""
+        return self.scope is None or module_of(self.scope) is module_of(scope)
+
 
 @dataclass(frozen=True)
 class Arguments:

@@ -8,12 +8,10 @@ DG108 say which, because the consequences differ.
 
 from __future__ import annotations
 
-from typing import Optional
-
 import libcst as cst
 
+from dagguard.model.origins import path_to
 from dagguard.model.scope import Scope
-from dagguard.model.tree import child_nodes
 
 DAILY_FUNCTIONS = frozenset({
     "pendulum.today", "pendulum.yesterday", "pendulum.tomorrow", "datetime.date.today",
@@ -21,18 +19,15 @@ DAILY_FUNCTIONS = frozenset({
 })
 _COMBINE = frozenset({"datetime.datetime.combine", "pendulum.DateTime.combine"})
 _DAY_FIELDS = ("hour", "minute", "second", "microsecond")
-MAX_FOLLOW = 8
 
 
 def moves_daily(call: cst.Call, value: cst.BaseExpression, scope: Scope) -> bool:
     """Is the clock read `call`, made when `value` is evaluated in `scope`, cut to a day, so that
     what `value` gets changes once a day rather than on every parse?"""
-    if scope.resolves_to(call.func, DAILY_FUNCTIONS):
+    found = path_to(value, call, scope)
+    path, where = found if found is not None else ([], scope)
+    if where.resolves_to(call.func, DAILY_FUNCTIONS):
         return True
-    found = _path_to(value, call, scope, 0)
-    if found is None:
-        return False
-    path, where = found
     child: cst.CSTNode = call
     for parent in path:   # nearest first
         if type(parent) is cst.Call and _cuts_to_a_day(parent, child, where):
@@ -56,33 +51,3 @@ def _cuts_to_a_day(call: cst.Call, inner: cst.CSTNode, scope: Scope) -> bool:
             return all(isinstance(given.get(name), cst.Integer) for name in _DAY_FIELDS)
         return False
     return scope.resolves_to(func, _COMBINE) and bool(call.args) and call.args[0].value is inner
-
-
-def _path_to(root: cst.CSTNode, target: cst.CSTNode, scope: Scope,
-             depth: int) -> Optional[tuple[list[cst.CSTNode], Scope]]:
-    """The nodes enclosing `target` inside `root`, nearest first, and the scope the innermost are
-    read in; module constants `root` names are followed, as the clock reads were found (the
-    constant's name then stands in the path for its value)."""
-    if depth > MAX_FOLLOW:
-        return None
-    stack: list[tuple[cst.CSTNode, tuple[cst.CSTNode, ...]]] = [(root, ())]
-    constants: list[tuple[cst.BaseExpression, Scope, tuple[cst.CSTNode, ...], cst.CSTNode]] = []
-    while stack:
-        node, above = stack.pop()
-        if node is target:
-            return list(reversed(above)), scope
-        if type(node) is cst.Name:
-            constant = scope.constant(node.value)  # type: ignore[attr-defined]
-            if constant is not None:
-                constants.append((constant[0], constant[1], above, node))
-            continue
-        if type(node) is cst.Lambda:
-            continue
-        inner = (*above, node)
-        stack.extend((child, inner) for child in child_nodes(node))
-    for expr, home, above, name in constants:
-        found = _path_to(expr, target, home, depth + 1)
-        if found is not None:
-            # The name stands where its value is used: `TODAY.replace(...)` cuts the constant.
-            return [*found[0], name, *reversed(above)], found[1]
-    return None

@@ -17,6 +17,7 @@ import libcst as cst
 from dagguard.model.dags import DagModel, FileModel, TaskModel
 from dagguard.model.dependencies import task_index, xcom_producer
 from dagguard.model.schedules import Recurrence, dag_recurrence
+from dagguard.model.scope import module_of
 from dagguard.model.python_tasks import CallableFacts, analyse_callable, formatted_text
 from dagguard.model.sql import ParsedSql, dialect_for, parse_sql
 from dagguard.model.sql_facts import write_effects
@@ -199,18 +200,23 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
     evaluator = Evaluator(task.scope)
     # An upstream task's call in an argument is its XCom at run time: nothing of it runs at parse time.
     xcoms = task_index(file)
+    here = module_of(file.scope)
     for name, arg in task.args.values.items():
         if not carries_data(name):
             continue
+        scope = arg.read_in(task.scope)
+        reader = evaluator if scope is task.scope else Evaluator(scope)
         if name not in DATE_ARGUMENTS:  # a task's own start_date is DG104's
-            clock.extend((name, call) for call in evaluator.wall_clock_calls(arg.node, deferred=xcoms))
+            clock.extend((name, call) for call in reader.wall_clock_calls(arg.node, deferred=xcoms))
         if name in SQL_ARGUMENTS:
             value = arg.value
-            if value is UNKNOWN:
+            if value is UNKNOWN and module_of(scope) is here:
                 # An f-string: its Python parts are unknown (so the task counts as keyed), but
                 # its SQL can still be read for clock reads and statement order.
                 value = formatted_text(arg.node, task.scope, file.module, _names(file)) or UNKNOWN
-            sql.extend(_sql_sources(file, name, arg.node, value, folders, dialect, bound))
+            # SQL another module writes (`**task_kwargs` imported) is reported at the argument.
+            node = arg.node if module_of(scope) is here else arg.report_node
+            sql.extend(_sql_sources(file, name, node, value, folders, dialect, bound))
         elif name == "configuration" and isinstance(arg.value, StaticDict):
             query = _nested(arg.value, ("query", "query"))
             if query is not None:

@@ -74,9 +74,10 @@ def _task_reports(task: TaskModel, seen: set[int], clock_left_to_dg202: bool, he
 def _report(label: str, name: str, report_node: cst.CSTNode, value: cst.BaseExpression, evaluator: Evaluator,
             seen: set[int], here: Scope, dag: Optional[DagModel] = None, skip: Optional[str] = None,
             clock_elsewhere: bool = False) -> Iterator[Report]:
-    if (skip or name) in SKIPPED or id(report_node) in seen:
+    # By the value written, not the place reported: the entries of one `**kwargs` share a place.
+    if (skip or name) in SKIPPED or id(value) in seen:
         return
-    seen.add(id(report_node))
+    seen.add(id(value))
     calls = evaluator.calls_made(value, varies_per_parse)
     if clock_elsewhere:
         calls = [c for c in calls if not reads_clock(c, evaluator.scope)]
