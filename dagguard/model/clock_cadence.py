@@ -32,7 +32,8 @@ def moves_daily(call: cst.Call, value: cst.BaseExpression, scope: Scope) -> bool
     for parent in path:   # nearest first
         if type(parent) is cst.Call and _cuts_to_a_day(parent, child, where):
             return True
-        child = parent
+        if type(parent) is not cst.Attribute and type(parent) is not cst.Arg:   # `x.replace`, `f(x)`: still x
+            child = parent
     return False
 
 

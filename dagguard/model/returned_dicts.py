@@ -17,7 +17,8 @@ from typing import Any, Optional, Sequence
 
 import libcst as cst
 
-from dagguard.model.scope import Scope, ValueBinding, function_scope, names_in, statement_bindings, target_names
+from dagguard.model.scope import (ModuleScope, Scope, StatementScope, ValueBinding, function_scope, module_of,
+                                  names_in, statement_bindings, target_names)
 from dagguard.model.tree import child_nodes
 from dagguard.model.values import MAX_DEPTH, UNKNOWN, DictEntry, Evaluator, StaticDict
 
@@ -56,6 +57,33 @@ def returned_dict(function: cst.FunctionDef, definition: Scope, call: cst.Call, 
     for other in results[1:]:
         joined = join(joined, other)
     return joined if isinstance(joined, StaticDict) else UNKNOWN
+
+
+def changed_in_place(name: str, value: StaticDict, scope: Scope, fstrings: bool, depth: int) -> Any:
+    """The module constant `name`'s dict `value` as code reading it in `scope` sees it: after the
+    top-level statements that change it in place between its assignment and that code (all of
+    them for code that runs later, or in another module). A change under an `if` is joined."""
+    module = module_of(scope)
+    changes = module.changes.get(name) if isinstance(module, ModuleScope) else None
+    if not changes:
+        return value
+    binding = scope.single(name)
+    made = next((index for candidate, (index, _) in zip(module.bindings.get(name, ()), module.places.get(name, ()))
+                 if candidate is binding), None)
+    if made is None:
+        return value   # a local name of a function, not the module's constant
+    until = scope.index if isinstance(scope, StatementScope) else None
+    reader = _Reader(module, fstrings, depth)
+    env: Optional[Env] = {name: value}
+    try:
+        for index, small, unconditional in changes:
+            if index <= made or (until is not None and index >= until) or env is None:
+                continue
+            changed = reader.small(small, env)  # type: ignore[arg-type]
+            env = changed if unconditional else join_env(env, changed)
+    except _GiveUp:
+        return UNKNOWN
+    return env.get(name, UNKNOWN) if env is not None else UNKNOWN
 
 
 def _returns_something(function: cst.FunctionDef) -> bool:

@@ -225,7 +225,9 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
                 sql.extend(_sql_sources(file, "configuration.query.query", query[0], query[1], folders, "bigquery"))
         for node, text in _strings(arg.node, arg.value):
             if name not in SQL_ARGUMENTS:
-                strings.append(TemplatedString(node, name, _template(file, text)))
+                # A template another module writes is reported at the argument bringing it in.
+                strings.append(TemplatedString(node if module_of(scope) is here else arg.report_node, name,
+                                               _template(file, text)))
         if _has_unknown(arg.value):
             unknown = True
     if task.kind == "taskflow" and isinstance(task.node, cst.Call):

@@ -183,7 +183,13 @@ class Evaluator:
             return UNKNOWN
         expr, scope = found
         reader = self if scope is self.scope else Evaluator(scope, self.fstrings)
-        return reader.value(expr, depth + 1)
+        value = reader.value(expr, depth + 1)
+        if isinstance(value, StaticDict):
+            # `args = {...}` then `args["k"] = v` at module level: the dict the use sees.
+            from dagguard.model.returned_dicts import changed_in_place
+
+            return changed_in_place(node.value, value, scope, self.fstrings, depth)
+        return value
 
     def _formatted(self, node: cst.FormattedString, depth: int) -> Any:
         """An f-string of static strings and integers: f"{PREFIX}_orders"."""

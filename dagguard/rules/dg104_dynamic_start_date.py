@@ -28,7 +28,7 @@ class DynamicStartDate(Rule):
     code = "DG104"
     name = "dynamic-start-date"
     severity = "error"
-    summary = "start_date comes from the wall clock, so it moves on every parse (or every day)"
+    summary = "start_date comes from the wall clock, so it moves on every parse or every day"
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         for dag in file.dags:
