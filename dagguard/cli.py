@@ -240,12 +240,15 @@ def _write_report(result: "CheckResult", output_format: str, output_file: Option
 def dags(
     paths: list[Path] = typer.Argument(None, help="Files or folders to list (default: the current folder)."),
     output_format: str = typer.Option("text", "--format", help="text or json."),
-    config: Optional[Path] = typer.Option(None, "--config", help="Read [tool.dagguard] from this file instead of the nearest pyproject.toml."),
+    config: Optional[list[str]] = typer.Option(
+        None, "--config", metavar="CONFIG_OPTION",
+        help="A config file to read [tool.dagguard] from instead of the nearest pyproject.toml, or a "
+             "KEY = VALUE pair of [tool.dagguard] that overrides it, as for check"),
 ) -> None:
     """List every DAG the linter sees, with how it was found and its arguments as resolved."""
     import json
 
-    from dagguard.api import ConfigError, check_paths, discover_settings
+    from dagguard.api import ConfigError, check_paths, discover_settings, split_config_options
     from dagguard.config import RuleSelection
     from dagguard.engine.dag_listing import format_text
 
@@ -253,7 +256,8 @@ def dags(
         raise fail(f"--format must be one of text, json, got {output_format!r}")
     targets = list(paths) if paths else [Path(".")]
     try:
-        settings = discover_settings(targets, config)
+        config_file, overrides = split_config_options(config or [])
+        settings = discover_settings(targets, config_file, overrides)
         # Only DG000 runs: the listing comes from the model, not from any rule.
         result = check_paths(targets, settings=settings.with_selection(RuleSelection(select=("DG000",))))
     except ConfigError as exc:

@@ -431,3 +431,20 @@ def test_force_exclude_applies_exclusions_to_explicit_paths(project):
     assert _shown_files(*explicit, "--force-exclude", cwd=project) == ["dags/clean.py"]
     stdin = dagguard_stdin(INCIDENT, "check", "--stdin-filename", "dags/incident.py", "--force-exclude", cwd=project)
     assert (stdin.returncode, stdin.stderr) == (0, "")
+
+
+def test_dags_takes_key_value_config_overrides_as_check_does(tmp_path):
+    """`dagguard dags --config 'src = ["lib"]'` once said "config file not found"."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "factory.py").write_text(
+        "from airflow import DAG\n\ndef make():\n    return DAG('made_in_lib', schedule='@daily')\n")
+    (tmp_path / "dags").mkdir()
+    (tmp_path / "dags" / "x.py").write_text("from factory import make\n\ndag = make()\n")
+    without = dagguard("dags", "dags", "--format", "json", cwd=tmp_path)
+    assert without.returncode == 0, without.stderr
+    assert [d["dag_id"] for d in json.loads(without.stdout)] == []
+    with_root = dagguard("dags", "dags", "--format", "json", "--config", 'src = ["lib"]', cwd=tmp_path)
+    assert with_root.returncode == 0, with_root.stderr
+    assert [d["dag_id"] for d in json.loads(with_root.stdout)] == ["made_in_lib"]
+    bad = dagguard("dags", "dags", "--config", 'srcx = ["lib"]', cwd=tmp_path)
+    assert bad.returncode == 2 and "unknown key 'srcx'" in bad.stderr

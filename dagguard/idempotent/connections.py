@@ -80,11 +80,34 @@ def connect_airflow(conn_id: str) -> Any:
         raise UnsupportedConnectionError(
             f"{conn_id!r} is neither a database URL (sqlite:///path.db, duckdb:///path.duckdb, "
             f"postgresql://user@host/db) nor a defined Airflow connection id ({exc})") from exc
-    hook = connection.get_hook()
+    hook = _hook_of(connection, conn_id)
     if not hasattr(hook, "get_conn"):
         raise UnsupportedConnectionError(
             f"Airflow connection {conn_id!r} (type {connection.conn_type}) has no DB-API hook")
     return hook.get_conn()
+
+
+# Connection types whose provider package comes with dagguard's `airflow` extra.
+_EXTRA_PROVIDERS = {"sqlite": "apache-airflow-providers-sqlite", "postgres": "apache-airflow-providers-postgres"}
+
+
+def _hook_of(connection: Any, conn_id: str) -> Any:
+    """The connection's hook; a provider package that is not installed is named, not Airflow's
+    `Unknown hook type` traceback."""
+    from airflow.sdk.exceptions import AirflowException
+
+    try:
+        return connection.get_hook()
+    except AirflowException as exc:
+        if not str(exc).startswith("Unknown hook type"):
+            raise
+        conn_type = connection.conn_type
+        package = _EXTRA_PROVIDERS.get(conn_type)
+        hint = (f"{install_hint('airflow')} (it brings {package})" if package else
+                f"install the Airflow provider package for connection type {conn_type!r}")
+        raise UnsupportedConnectionError(
+            f"Airflow connection {conn_id!r} has type {conn_type!r}, whose hook comes from a provider "
+            f"package that is not installed: {hint}") from None
 
 
 def _sqlalchemy_kind(conn: Any) -> str | None:

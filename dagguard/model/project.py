@@ -277,14 +277,23 @@ def project_roots(paths: Sequence[Path], config_path: Optional[Path], src: Seque
                   files: Sequence[Path] = ()) -> list[Path]:
     """Where the project's modules are found: the config's folder (else the paths' common
     parent), each folder given, each folder named dags or plugins on the way to a given path or
-    to one of the checked `files` (Airflow puts both on sys.path), and `src`."""
+    to one of the checked `files` (Airflow puts both on sys.path), and `src`: the configured
+    entries, else ruff's default `[".", "src"]`."""
     resolved = [_resolved(p) for p in paths]
     folders = [p if p.is_dir() else p.parent for p in resolved]
     base = config_path.parent if config_path is not None else _common_parent(folders)
     roots: list[Path] = []
     if base is not None:
         roots.append(base)
-        roots.extend(_resolved(base / entry) for entry in src)
+    if src:
+        # Entries are relative to the config file; `--config 'src = [...]'` alone, as for
+        # exclude globs, to the working folder.
+        src_base = config_path.parent if config_path is not None else Path(os.getcwd())
+        roots.extend(_resolved(src_base / entry) for entry in src)
+    else:
+        default_base = _resolved(config_path.parent if config_path is not None else Path(os.getcwd()))
+        roots.extend(root for root in (default_base, default_base / "src")
+                     if root not in roots and root.is_dir())
     for path, folder in zip(resolved, folders):
         # A folder given is a root; the folder of a file named alone is not (pre-commit names
         # files one by one, and must resolve them as `dagguard check .` does).

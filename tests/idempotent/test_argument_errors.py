@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import date, datetime
 
 import pytest
@@ -79,3 +80,30 @@ def test_the_row_and_column_of_a_lone_surrogate_are_named(tmp_path):
                                                    r"utf-8 cannot encode \(surrogates not allowed\)"):
         write_interval(db.url, "events", events((1, at(1, 2), "a"), (2, at(1, 3), "b\ud800c")), DAY1,
                        time_column="ts")
+
+
+def test_a_connection_whose_provider_is_not_installed_names_what_to_install(monkeypatch):
+    """Airflow's own `Unknown hook type "mysql"` traceback came out of connect_airflow."""
+    pytest.importorskip("airflow.sdk")
+    monkeypatch.setenv("AIRFLOW_CONN_LEGACY_DB", json.dumps({"conn_type": "mysql", "host": "db.example"}))
+    with pytest.raises(UnsupportedConnectionError,
+                       match=r"'legacy_db' has type 'mysql', whose hook comes from a provider package that is "
+                             r"not installed: install the Airflow provider package for connection type 'mysql'"):
+        _call(conn="legacy_db")
+
+
+def test_the_extras_providers_are_named_with_the_extra(monkeypatch):
+    pytest.importorskip("airflow.sdk")
+    from airflow.sdk.exceptions import AirflowException
+
+    from dagguard.idempotent.connections import _hook_of
+
+    class WithoutProvider:
+        conn_type = "sqlite"
+
+        def get_hook(self):
+            raise AirflowException('Unknown hook type "sqlite"')
+
+    with pytest.raises(UnsupportedConnectionError,
+                       match=r"pip install 'dagguard\[airflow\]' \(it brings apache-airflow-providers-sqlite\)"):
+        _hook_of(WithoutProvider(), "warehouse")

@@ -357,3 +357,40 @@ def test_files_named_one_by_one_resolve_as_their_folder_does(tmp_path, monkeypat
     assert [f.to_dict() for f in named.findings] == [f.to_dict() for f in whole.findings]
     assert named.dags == whole.dags
     assert not [d for d in whole.dags if d.path == "dags/team/x.py"]
+
+
+@pytest.mark.parametrize("with_pyproject", [False, True])
+def test_src_is_a_module_root_by_default_as_in_ruff(tmp_path, monkeypatch, with_pyproject):
+    """ruff's default `src` is [".", "src"]: a wrapper class under src/acme/ is found from dags/
+    without configuration, with or without a [tool.dagguard] table."""
+    if with_pyproject:
+        (tmp_path / "pyproject.toml").write_text("[tool.dagguard]\n")
+    (tmp_path / "src" / "acme").mkdir(parents=True)
+    (tmp_path / "src" / "acme" / "__init__.py").write_text("")
+    (tmp_path / "src" / "acme" / "wrapper.py").write_text(
+        "import pendulum\nfrom airflow import DAG\n\n"
+        "class AcmeDag:\n    def __init__(self, dag_id):\n"
+        "        self.dag = DAG(dag_id, schedule='@hourly', start_date=pendulum.datetime(2018, 1, 1), catchup=True)\n")
+    (tmp_path / "dags").mkdir()
+    (tmp_path / "dags" / "orders.py").write_text("from acme.wrapper import AcmeDag\n\nAcmeDag('orders_hourly')\n")
+    monkeypatch.chdir(tmp_path)
+    for paths in (["dags"], ["dags/orders.py"], ["."]):
+        result = check_paths(paths, now=NOW)
+        [made] = [f for f in result.findings if f.code == "DG101" and f.path == "dags/orders.py"]
+        assert "(made by acme.wrapper.AcmeDag)" in made.message, paths
+
+
+def test_configured_src_replaces_the_default(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text('[tool.dagguard]\nsrc = ["lib"]\n')
+    for folder in ("src", "lib"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / f"{folder}_factory.py").write_text(
+            "import pendulum\nfrom airflow import DAG\n\n"
+            "def make(dag_id):\n    return DAG(dag_id, schedule='@hourly', start_date=pendulum.datetime(2018, 1, 1),"
+            " catchup=True)\n")
+    (tmp_path / "dags").mkdir()
+    (tmp_path / "dags" / "x.py").write_text(
+        "from lib_factory import make\nfrom src_factory import make as other\n\nmake('from_lib')\nother('from_src')\n")
+    monkeypatch.chdir(tmp_path)
+    result = check_paths(["dags"], now=NOW)
+    assert [f.dag_id for f in result.findings if f.code == "DG101"] == ["from_lib"]
