@@ -13,12 +13,13 @@ unknown; a decorated, async or generator function, or a statement not understood
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 import libcst as cst
 
-from dagguard.model.scope import (ModuleScope, Scope, StatementScope, ValueBinding, function_scope, module_of,
-                                  names_in, statement_bindings, target_names)
+from dagguard.model.scope import (Binding, ConstantBinding, ModuleScope, Scope, StatementScope, ValueBinding,
+                                  function_scope, module_of, names_in, statement_bindings, target_names)
 from dagguard.model.tree import child_nodes
 from dagguard.model.values import MAX_DEPTH, UNKNOWN, DictEntry, Evaluator, StaticDict
 
@@ -29,6 +30,14 @@ MAX_STATEMENTS = 200         # a function this long is no helper returning a dic
 _READS = frozenset({"get", "keys", "items", "values", "copy"})
 _LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log"})
 Env = dict[str, Any]
+
+
+@dataclass(frozen=True, eq=False)
+class _Written:
+    """A local name whose value is not known, with the expression it was assigned: the rules
+    that look for what a value calls (DG104's clock reads) still follow it there."""
+
+    expr: cst.BaseExpression
 
 
 class _GiveUp(Exception):
@@ -150,8 +159,12 @@ class _Reader:
 
     def value(self, expr: cst.BaseExpression, env: Env) -> Any:
         """`expr`'s value, its names read from `env` first; a dict it makes keeps that scope."""
-        local = Scope(bindings={name: [ValueBinding(v)] for name, v in env.items()}, parent=self.scope)
-        return Evaluator(local, self.fstrings).value(expr, self.depth)
+        return Evaluator(self._scope_of(env), self.fstrings).value(expr, self.depth)
+
+    def written(self, expr: cst.BaseExpression, env: Env) -> Any:
+        """What a local name assigned `expr` holds: its value, or the expression when unknown."""
+        value = self.value(expr, env)
+        return _Written(expr) if value is UNKNOWN else value
 
     def block(self, statements: Sequence[cst.CSTNode], env: Env) -> Optional[Env]:
         """The names' values after the statements; None when every path returned or raised."""
@@ -209,7 +222,7 @@ class _Reader:
             return self.assign(small, env)
         if isinstance(small, cst.AnnAssign):
             if isinstance(small.target, cst.Name) and small.value is not None:
-                return {**env, small.target.value: self.value(small.value, env)}
+                return {**env, small.target.value: self.written(small.value, env)}
             return _forget(env, small)
         if isinstance(small, cst.AugAssign):
             return self.augmented(small, env)
@@ -224,7 +237,7 @@ class _Reader:
             return _forget(env, small)   # `a = b = {}`: two names, one dict
         target = small.targets[0].target
         if isinstance(target, cst.Name):
-            return {**env, target.value: self.value(small.value, env)}
+            return {**env, target.value: self.written(small.value, env)}
         if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) \
                 and isinstance(env.get(target.value.value), StaticDict) and len(target.slice) == 1 \
                 and isinstance(target.slice[0].slice, cst.Index):
@@ -311,7 +324,11 @@ class _Reader:
         return None
 
     def _scope_of(self, env: Env) -> Scope:
-        return Scope(bindings={name: [ValueBinding(v)] for name, v in env.items()}, parent=self.scope)
+        return Scope(bindings={name: [_binding(v)] for name, v in env.items()}, parent=self.scope)
+
+
+def _binding(value: Any) -> Binding:
+    return ConstantBinding(value.expr) if isinstance(value, _Written) else ValueBinding(value)
 
 
 def _name(expr: cst.BaseExpression) -> str:

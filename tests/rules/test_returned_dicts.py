@@ -203,3 +203,26 @@ def test_project_functions_are_followed_through_the_index(tmp_path, use):
     })
     finding = _only(_check(tmp_path, tmp_path).findings, "DG101")
     assert finding.line == 4 and "30 runs" in finding.message
+
+
+def test_a_clock_read_kept_in_a_local_name_of_the_helper_is_found(tmp_path):
+    _write(tmp_path, {
+        "common.py": """\
+            from airflow.utils.dates import days_ago
+
+
+            def get_default_args(owner="data"):
+                start = days_ago(1)
+                return {"owner": owner, "start_date": start}
+            """,
+        "dags/d.py": """\
+            from airflow import DAG
+            from common import get_default_args
+
+            DAG("d", default_args=get_default_args(), schedule="@daily", max_active_runs=1, max_active_tasks=1)
+            """,
+    })
+    finding = _only(_check(tmp_path, tmp_path).findings, "DG104")
+    assert (finding.line, finding.column) == (4, 10)
+    assert "days_ago() (" in finding.message and "common.py:5)" in finding.message.replace("\\", "/")
+    assert "moves once a day" in finding.message
