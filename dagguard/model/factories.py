@@ -21,7 +21,8 @@ from dagguard.config import DeclaredFactory
 from dagguard.model import airflow_names as names
 from dagguard.model.arguments import ArgValue, Arguments, FactoryDefault, call_arguments, dict_arguments
 from dagguard.model.project import ProjectIndex
-from dagguard.model.scope import ClassBinding, ConstantBinding, FunctionBinding, Scope, ValueBinding, function_scope
+from dagguard.model.scope import (OPAQUE, ClassBinding, ConstantBinding, FunctionBinding, Scope, ValueBinding,
+                                  function_scope)
 from dagguard.model.values import UNKNOWN, DictEntry, Evaluator, StaticDict
 
 MAX_FACTORY_DEPTH = 4
@@ -279,7 +280,9 @@ def _bind(factory: Factory, call: cst.Call, caller: Evaluator) -> Optional[dict[
         else:
             return None  # not a call Python would accept
     definition = Evaluator(factory.module_scope, fstrings=True)
-    inside = function_scope(factory.function, factory.module_scope)   # where a parameter's name is opaque
+    # Where a parameter's name is read when nothing is known of it: opaque, not a module constant.
+    inside = Scope(bindings={p.name.value: [OPAQUE] for p in (*positional, *params.kwonly_params)},
+                   parent=factory.module_scope)
     for param in (*positional, *params.kwonly_params):
         name = param.name.value
         if name in bound:
