@@ -34,8 +34,8 @@ from dagguard.model.factories import Resolver
 from dagguard.model.project import ProjectIndex, project_roots
 from dagguard.model.scope import ImportBinding, Scope
 from dagguard.model.ownership import dag_regions
-from dagguard.rules import ALL_RULES, RULES_BY_CODE, SYNTAX_ERROR, ProjectRule, Rule
 from dagguard.model.origins import Elsewhere
+from dagguard.rules import ALL_RULES, RULES_BY_CODE, SYNTAX_ERROR, ProjectRule, Rule
 from dagguard.rules.base import MADE_AT, DagSite, Fix, Report, RuleContext
 
 # Moved to results.py and run.py (they need no libcst); still importable from here.
