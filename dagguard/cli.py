@@ -330,6 +330,19 @@ def show_rule(code: str = typer.Argument(..., metavar="CODE", help="A rule code,
         sys.stdout.write(text)
 
 
+@app.command(cls=RuffStyleCommand)
+def server() -> None:
+    """Run the language server (LSP over stdio): findings and fixes in the editor."""
+    from dagguard.extras import MissingExtraError
+
+    try:
+        # Imported here so the linter commands never load pygls.
+        from dagguard.server import run
+        run()
+    except MissingExtraError as exc:
+        raise fail(str(exc)) from None
+
+
 # --- runtime commands (doctor, ledger) -------------------------------------------------------
 
 

@@ -58,8 +58,9 @@ def loop_passes(loop: cst.CSTNode) -> list[LoopPass]:
         clause = clause.inner_for_in
     passes = []
     for index, clause in enumerate(clauses):
-        inner = clauses[index + 1:]
-        body = tuple(c for later in inner for c in (later.target, later.iter)) + element
+        # The next clause itself (with those after it), not only its parts: what it binds from
+        # this pass's variable (`for files in d.values() for file in files`) changes too.
+        body = tuple(clauses[index + 1:index + 2]) + element
         conditions = tuple(condition.test for c in clauses[index:] for condition in c.ifs)
         passes.append(LoopPass(clause, frozenset(target_names(clause.target)), clause.iter,
                                body + conditions, conditions))

@@ -83,12 +83,14 @@ class _Analysis:
     def __init__(self, function: cst.FunctionDef, scope: Scope, module: cst.Module,
                  explicit_params: frozenset[str], depth: int, seen: set[int],
                  names: Optional[dict[str, str]] = None,
-                 context_params: Optional[frozenset[str]] = None) -> None:
+                 context_params: Optional[frozenset[str]] = None,
+                 forwarded: frozenset[str] = frozenset()) -> None:
         self.tree = CallableTree(function, scope, module, names)
         self.given_context_params = context_params
         self.explicit = explicit_params
         self.depth = depth
         self.seen = seen | {id(function)}
+        self.forwarded = forwarded   # a helper's parameters its caller passes the context
 
     def facts(self) -> CallableFacts:
         tree = self.tree
@@ -98,13 +100,17 @@ class _Analysis:
         if self.given_context_params is not None:
             filled = frozenset()  # a method's parameters are its caller's, not the context's
         context = ContextReads(tree, filled, is_task=self.depth == 0,
-                               given_context_params=self.given_context_params)
+                               given_context_params=self.given_context_params, forwarded=self.forwarded)
+        # The names surely holding the run's context, whose removed keys are reported: in a
+        # helper, only what its caller passed it and get_current_context() (a helper's own
+        # **kwargs is whatever its caller passes).
+        sure = context.names if self.depth == 0 else self.forwarded | context.current_context_names()
         finder = WriteFinder(tree)
         uses_interval = bool(filled & INTERVAL_KEYS)
         removed: list[ContextLookup] = [
             ContextLookup(node, name) for name, node in params.items()
             if name in REMOVED_KEYS and name not in self.explicit
-        ]
+        ] if self.depth == 0 else []
         clock: list[ClockRead] = []
         writes: list[WriteCall] = []
         sql: list[SqlCall] = []
@@ -123,7 +129,8 @@ class _Analysis:
                 attr = node.attr.value  # type: ignore[attr-defined]
                 if attr in INTERVAL_KEYS:
                     uses_interval = True
-                if attr in REMOVED_DAG_RUN_ATTRIBUTES and context.is_dag_run(node.value, filled):  # type: ignore[attr-defined]
+                if attr in REMOVED_DAG_RUN_ATTRIBUTES and self.depth == 0 \
+                        and context.is_dag_run(node.value, filled):  # type: ignore[attr-defined]
                     removed.append(ContextLookup(node, f"dag_run.{attr}"))
             elif kind is cst.SimpleString or kind is cst.ConcatenatedString:
                 text = simple_string_value(node) if kind is cst.SimpleString else None  # type: ignore[arg-type]
@@ -139,7 +146,7 @@ class _Analysis:
                 else:
                     if lookup.key in INTERVAL_KEYS:
                         uses_interval = True
-                    if lookup.key in REMOVED_KEYS:
+                    if lookup.key in REMOVED_KEYS and node.value in sure:  # type: ignore[attr-defined]
                         removed.append(lookup)
             elif kind is cst.Call:
                 qual = scope.qualname(node.func)  # type: ignore[attr-defined]
@@ -168,9 +175,10 @@ class _Analysis:
                 write = finder.write(node, found_sql)
                 if write is not None:
                     writes.append(write)
-                inner = self._helper(node)
+                inner = self._helper(node, context, sure)  # type: ignore[arg-type]
                 if inner is not None:
                     # The helper runs here: its SQL comes at this point of the task's order.
+                    removed.extend(inner.removed_lookups)
                     uses_interval = uses_interval or inner.uses_interval
                     helper = helper or inner.idempotent_helper
                     write_like = write_like or inner.write_like_calls
@@ -183,15 +191,17 @@ class _Analysis:
         return CallableFacts(tuple(clock), tuple(writes), tuple(sql), tuple(removed), uses_interval,
                              helper, returns_value, write_like, tuple(jinja))
 
-    def _helper(self, call: cst.Call) -> Optional[CallableFacts]:
-        """Facts of a same-file function called by name (a helper doing the actual write)."""
+    def _helper(self, call: cst.Call, context: ContextReads, sure: frozenset[str]) -> Optional[CallableFacts]:
+        """Facts of a same-file function called by name (a helper doing the actual write, or
+        reading the context it is passed)."""
         if self.depth >= MAX_HELPER_DEPTH:
             return None
         found = called_helper(call, self.tree.scope)
         if found is None or id(found[0]) in self.seen:
             return None
         inner = _Analysis(found[0], found[1], self.tree.module, frozenset(),
-                          self.depth + 1, self.seen, self.tree.names)
+                          self.depth + 1, self.seen, self.tree.names,
+                          forwarded=context.forwarded_to(call, found[0], sure))
         return inner.facts()
 
 

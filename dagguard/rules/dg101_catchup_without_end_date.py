@@ -12,6 +12,7 @@ from dagguard.model.arguments import ArgValue
 from dagguard.model.dags import DagModel, FileModel
 from dagguard.model.schedules import (Recurrence, catching_up, count_runs, dag_date, format_count,
                                       surely_dateless)
+from dagguard.model.subdags import is_subdag
 from dagguard.rules.base import UNSAFE, Fix, Report, Rule, RuleContext
 from dagguard.rules.edits import add_dag_keyword_fix
 
@@ -26,6 +27,8 @@ class CatchupWithoutEndDate(Rule):
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         settings = context.settings
         for dag in file.dags:
+            if is_subdag(file, dag):
+                continue  # its parent's task runs it: never scheduled by itself
             if not surely_dateless(dag, "end_date"):
                 continue
             # Without a start date there is nothing to catch up from (and Airflow 3 rejects

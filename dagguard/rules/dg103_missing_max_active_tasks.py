@@ -8,6 +8,8 @@ import libcst as cst
 
 from dagguard.model.dags import DagModel, FileModel
 from dagguard.model.schedules import recurs_on_a_clock
+from dagguard.model.serial_tasks import runs_one_task_at_a_time
+from dagguard.model.subdags import is_subdag
 from dagguard.rules.base import UNSAFE, Fix, Report, Rule, RuleContext
 from dagguard.rules.edits import add_dag_keyword_fix
 
@@ -26,8 +28,11 @@ class MissingMaxActiveTasks(Rule):
         for dag in file.dags:
             if not dag.surely_lacks("max_active_tasks") or (old_name_counts and "concurrency" in dag.args):
                 continue
+            if is_subdag(file, dag):
+                continue  # its parent's task runs it: never scheduled by itself
             # One run at a time has no backlog to flood with: see DG102's page.
-            if recurs_on_a_clock(dag, settings.airflow_version, settings.create_cron_data_intervals):
+            if recurs_on_a_clock(dag, settings.airflow_version, settings.create_cron_data_intervals) \
+                    and not _runs_one_task_at_a_time(file, dag):
                 yield Report(
                     node=dag.report_node,
                     message=f"{dag.label} sets no max_active_tasks; up to 16 of its tasks can run at once",
@@ -36,6 +41,14 @@ class MissingMaxActiveTasks(Rule):
                     # With `concurrency=` passed, DG106's rename is the fix.
                     fix=None if "concurrency" in dag.args else _fix(dag, context.settings.fix_max_active_tasks),
                 )
+
+
+def _runs_one_task_at_a_time(file: FileModel, dag: DagModel) -> bool:
+    """One run at a time (`max_active_runs=1` on the DAG: in default_args it is ignored) of one
+    straight chain of tasks: no two tasks are ever ready at once, and no limit binds."""
+    given = dag.args.get("max_active_runs")
+    return given is not None and type(given.value) is int and given.value == 1 \
+        and runs_one_task_at_a_time(file, dag)
 
 
 def _fix(dag: DagModel, value: int) -> Optional[Fix]:

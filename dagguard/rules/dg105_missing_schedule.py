@@ -8,6 +8,7 @@ import libcst as cst
 
 from dagguard.model.dags import DagModel, FileModel
 from dagguard.model.schedules import SCHEDULE_ARGUMENTS
+from dagguard.model.subdags import is_subdag
 from dagguard.rules.base import SAFE, Fix, Import, Report, Rule, RuleContext
 from dagguard.rules.edits import add_dag_keyword_fix
 
@@ -21,7 +22,8 @@ class MissingSchedule(Rule):
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         for dag in file.dags:
-            if all(dag.args.surely_missing(name) for name in SCHEDULE_ARGUMENTS):
+            # A SubDAG needs no schedule: its parent's SubDagOperator runs it.
+            if all(dag.args.surely_missing(name) for name in SCHEDULE_ARGUMENTS) and not is_subdag(file, dag):
                 yield Report(
                     node=dag.report_node,
                     message=f"{dag.label} passes no schedule; Airflow 3 never schedules it, "

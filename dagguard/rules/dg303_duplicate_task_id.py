@@ -10,7 +10,7 @@ from dagguard.model.branches import branch_paths, exclusive
 from dagguard.model.dags import DagModel, FileModel, TaskModel
 from dagguard.model.nesting import (COMPREHENSIONS, Condition, LoopPass, PrefixingGroup, changing_names,
                                     has_call, loop_passes, mentions)
-from dagguard.model.values import Evaluator
+from dagguard.model.values import Evaluator, StaticDict
 from dagguard.rules.base import Report, Rule, RuleContext
 
 
@@ -84,14 +84,29 @@ def _repeating_pass(dag: DagModel, task: TaskModel, task_id_node: cst.BaseExpres
 
 
 def _runs_at_most_once(iterable: cst.BaseExpression, evaluator: Evaluator) -> bool:
-    # Visibly so: over a literal (or a module constant) of at most one item, or range(0) / range(1).
-    if isinstance(iterable, (cst.List, cst.Tuple, cst.Set)):
-        return len(iterable.elements) <= 1
+    # Visibly so: over a literal (or a module constant) of at most one item, `range(0)` /
+    # `range(1)`, a dict of at most one entry or its `.items()`/`.keys()`/`.values()`, or
+    # `enumerate(...)` of one of these.
+    if isinstance(iterable, (cst.List, cst.Tuple, cst.Set, cst.Dict)):
+        return len(iterable.elements) <= 1 and not any(
+            isinstance(e, (cst.StarredElement, cst.StarredDictElement)) for e in iterable.elements)
     if isinstance(iterable, cst.Name):
         value = evaluator.value(iterable)
+        if isinstance(value, StaticDict):
+            return value.complete and len(value.entries) <= 1
         return isinstance(value, (list, tuple)) and len(value) <= 1
-    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) \
-            and iterable.func.value == "range" and len(iterable.args) == 1:
+    if not isinstance(iterable, cst.Call):
+        return False
+    func = iterable.func
+    if isinstance(func, cst.Attribute) and func.attr.value in _DICT_VIEWS and not iterable.args:
+        return isinstance(func.value, (cst.Dict, cst.Name)) and _runs_at_most_once(func.value, evaluator)
+    if not isinstance(func, cst.Name) or len(iterable.args) != 1 or evaluator.scope.lookup(func.value):
+        return False  # a call of something else, or a local `range`/`enumerate`
+    if func.value == "range":
         bound = iterable.args[0].value
         return isinstance(bound, cst.Integer) and int(bound.value, 0) <= 1
-    return False
+    return func.value == "enumerate" and iterable.args[0].keyword is None \
+        and _runs_at_most_once(iterable.args[0].value, evaluator)
+
+
+_DICT_VIEWS = frozenset({"items", "keys", "values"})

@@ -20,3 +20,174 @@ def test_concurrency_is_rejected_not_counted_on_airflow_3(tmp_path):
     # still has no max_active_tasks.
     found = codes(lint(tmp_path, OLD_NAME))
     assert "DG103" in found and "DG106" in found
+
+
+# Issue 21, item 9: one run at a time of one straight chain of tasks never runs two tasks at
+# once, so a task limit cannot matter. name -> (code, whether DG103 fires)
+HEADER = """\
+import pendulum
+from airflow.providers.standard.operators.bash import BashOperator
+from airflow.sdk import DAG, TaskGroup, chain, dag, task
+
+START = pendulum.datetime(2026, 1, 1, tz="UTC")
+"""
+CHAINS = {
+    "operators_in_a_chain": ("""
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1) as made:
+    extract = BashOperator(task_id="extract", bash_command="echo")
+    transform = BashOperator(task_id="transform", bash_command="echo")
+    load = BashOperator(task_id="load", bash_command="echo")
+    extract >> transform >> load
+
+if __name__ == "__main__":
+    made.test()
+""", False),
+    "a_single_task": ("""
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    BashOperator(task_id="only", bash_command="echo")
+""", False),
+    "taskflow_chain_by_xcom": ("""
+@dag(schedule="@daily", start_date=START, max_active_runs=1)
+def d():
+    @task
+    def extract():
+        return [1]
+
+    @task
+    def load(rows):
+        print(len(rows))
+
+    load(extract())
+
+d()
+""", False),
+    "dag_argument_chain_and_set_downstream": ("""
+made = DAG("d", schedule="@daily", start_date=START, max_active_runs=1)
+first = BashOperator(task_id="first", bash_command="echo", dag=made)
+second = BashOperator(task_id="second", bash_command="echo", dag=made)
+third = BashOperator(task_id="third", bash_command="echo", dag=made)
+fourth = BashOperator(task_id="fourth", bash_command="echo", dag=made)
+first.set_downstream(second)
+chain(second, third, fourth)
+""", False),
+    "plain_calls_at_module_level": ("""
+import datetime
+import os
+
+CONFIG = {"bucket": "lake"}
+BUCKET = CONFIG.get("bucket", os.environ.get("BUCKET", "lake"))
+TODAY = datetime.datetime.now().strftime("%Y-%m-%d")
+
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    BashOperator(task_id="a", bash_command="echo " + BUCKET.upper()) >> BashOperator(task_id="b", bash_command="echo")
+""", False),
+    "a_method_of_an_object_of_unknown_kind": ("""
+from plugins.config import settings
+
+TABLES = settings.tables()
+
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    BashOperator(task_id="a", bash_command="echo") >> BashOperator(task_id="b", bash_command="echo")
+""", True),
+    "tasks_a_builtin_may_make_through_a_function": ("""
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    def make(name):
+        return BashOperator(task_id=name, bash_command="echo")
+
+    BashOperator(task_id="start", bash_command="echo")
+    list(map(make, ["orders", "customers"]))
+""", True),
+    "fan_out": ("""
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    extract = BashOperator(task_id="extract", bash_command="echo")
+    extract >> [BashOperator(task_id="a", bash_command="echo"), BashOperator(task_id="b", bash_command="echo")]
+""", True),
+    "two_unlinked_tasks": ("""
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    BashOperator(task_id="a", bash_command="echo")
+    BashOperator(task_id="b", bash_command="echo")
+""", True),
+    "chain_of_two_runs_at_once": ("""
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=2):
+    BashOperator(task_id="a", bash_command="echo") >> BashOperator(task_id="b", bash_command="echo")
+""", True),
+    "max_active_runs_in_default_args_is_ignored": ("""
+with DAG("d", schedule="@daily", start_date=START, default_args={"max_active_runs": 1}):
+    BashOperator(task_id="a", bash_command="echo") >> BashOperator(task_id="b", bash_command="echo")
+""", True),
+    "tasks_made_in_a_loop": ("""
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    previous = BashOperator(task_id="start", bash_command="echo")
+    for table in ["orders", "customers"]:
+        load = BashOperator(task_id=f"load_{table}", bash_command="echo")
+        previous >> load
+        previous = load
+""", True),
+    "a_mapped_task": ("""
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    BashOperator.partial(task_id="load").expand(bash_command=["echo 1", "echo 2"])
+""", True),
+    "a_mapped_taskflow_task": ("""
+@dag(schedule="@daily", start_date=START, max_active_runs=1)
+def d():
+    @task
+    def load(table):
+        print(table)
+
+    load.expand(table=["orders", "customers"])
+
+d()
+""", True),
+    "tasks_a_helper_may_add": ("""
+from plugins.tasks import add_quality_checks
+
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1) as made:
+    BashOperator(task_id="load", bash_command="echo")
+    add_quality_checks(made)
+""", True),
+    "an_edge_set_on_some_parses_only": ("""
+import os
+
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    a = BashOperator(task_id="a", bash_command="echo")
+    b = BashOperator(task_id="b", bash_command="echo")
+    if os.environ.get("STRICT"):
+        a >> b
+""", True),
+    "a_task_made_on_some_parses_only": ("""
+import os
+
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    a = BashOperator(task_id="a", bash_command="echo")
+    if os.environ.get("CHECK"):
+        a >> BashOperator(task_id="check", bash_command="echo")
+""", True),
+    "a_task_group_in_the_chain": ("""
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    start = BashOperator(task_id="start", bash_command="echo")
+    with TaskGroup("loads") as loads:
+        BashOperator(task_id="orders", bash_command="echo")
+        BashOperator(task_id="customers", bash_command="echo")
+    start >> loads
+""", True),
+    "a_task_a_function_makes": ("""
+made = DAG("d", schedule="@daily", start_date=START, max_active_runs=1)
+
+def add(name):
+    return BashOperator(task_id=name, bash_command="echo", dag=made)
+
+add("a") >> add("b")
+""", True),
+    "no_task_seen": ("""
+DAG("d", schedule="@daily", start_date=START, max_active_runs=1)
+""", True),
+}
+
+
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("case", sorted(CHAINS))
+def test_dg103_is_silent_only_on_one_run_of_one_chain(tmp_path, case):
+    code, fires = CHAINS[case]
+    assert ("DG103" in codes(lint(tmp_path, HEADER + code))) == fires
