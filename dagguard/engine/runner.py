@@ -35,8 +35,9 @@ from dagguard.model.project import ProjectIndex, project_layout
 from dagguard.model.unseen_dags import imported_modules, unseen_reason
 from dagguard.model.scope import ImportBinding, Scope
 from dagguard.model.ownership import dag_regions
+from dagguard.model.origins import Elsewhere
 from dagguard.rules import ALL_RULES, RULES_BY_CODE, SYNTAX_ERROR, ProjectRule, Rule
-from dagguard.rules.base import DagSite, Fix, Report, RuleContext
+from dagguard.rules.base import MADE_AT, DagSite, Fix, Report, RuleContext
 
 # Moved to results.py and run.py (they need no libcst); still importable from here.
 __all__ = ["MAX_FILE_BYTES", "CheckResult", "FileResult", "Progress", "check_file", "check_file_deep",
@@ -146,7 +147,8 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     parsed_from = checked.source if cached is None and checked is not None else source
     try:
         spans, owners = locate_in_regions(
-            module, [r.node for _, r in reports] + dag_nodes, regions,
+            module, [r.node for _, r in reports] + [n for _, r in reports for n in _fallbacks(r)] + dag_nodes,
+            regions,
             text if parsed_from is source else _source_text(parsed_from, module),
             checked.tree if checked is not None else None) if (reports or dag_nodes) else ({}, {})
     except RecursionError:
@@ -167,8 +169,15 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     for rule, report in reports:
         span = spans.get(id(report.node))
         if span is None:
+            # A node that is not in this file's tree (a value another module makes, reported
+            # where it is made): the finding goes to the argument bringing it in, or to its
+            # DAG, never to a wrong place.
+            span = next((spans[id(n)] for n in _fallbacks(report) if id(n) in spans), None)
+        if span is None:
             errors.append(f"internal error in {rule.code} on {shown}: could not locate the reported node")
             continue
+        if report.made_at is not None or MADE_AT in report.message:
+            report = replace(report, message=report.message.replace(MADE_AT, _place(report.made_at)))
         lines = (span.line,)
         if report.dag is not None and id(report.dag.report_node) in spans:
             lines += (spans[id(report.dag.report_node)].line,)
@@ -296,6 +305,23 @@ def _placer(module: cst.Module, shown: str,
         line = line_of(span.line) if tree is module and line_of is not None else span.line
         return f"{where}:{line}"
     return place_of
+
+
+def _fallbacks(report: Report) -> tuple[cst.CSTNode, ...]:
+    """Where a report goes when its node is not in the file: its argument's place, its DAG."""
+    found: tuple[cst.CSTNode, ...] = ()
+    if report.argument is not None and report.argument.report_node is not report.node:
+        found += (report.argument.report_node,)
+    return found + ((report.dag.report_node,) if report.dag is not None else ())
+
+
+def _place(made_at: Optional[Elsewhere]) -> str:
+    """`common/__init__.py:3`: the file and line of a node of another module."""
+    if made_at is None:
+        return "another file"
+    span = locate(made_at.module, [made_at.node]).get(id(made_at.node))
+    where = display_path(made_at.path)
+    return f"{where}:{span.line}" if span is not None else where
 
 
 def _default_note(report: Report, module: cst.Module, shown: str,

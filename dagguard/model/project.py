@@ -20,8 +20,8 @@ import libcst as cst
 
 from dagguard.model.package_dirs import PackageLayout, package_layout
 from dagguard.model.parsing import parse_module
-from dagguard.model.scope import (Binding, ConstantBinding, ImportBinding, ModuleScope, ProjectLink, Scope,
-                                  module_scope)
+from dagguard.model.scope import (Binding, ConstantBinding, FunctionBinding, ImportBinding, ModuleScope,
+                                  ProjectLink, Scope, module_scope)
 
 MAX_FOLLOW = 8                     # re-export hops (`from .a import f` in __init__.py ...)
 MAX_MODULE_BYTES = 2 * 1024 * 1024
@@ -291,6 +291,12 @@ class ModuleLink(ProjectLink):
         if found is None or type(found.binding) is not ConstantBinding:
             return None
         return found.binding.value, found.module.scope  # type: ignore[union-attr]
+
+    def function(self, qualname: str) -> Optional[tuple[cst.FunctionDef, Scope]]:
+        found = self.index.resolve(qualname, self.path)
+        if found is None or type(found.binding) is not FunctionBinding:
+            return None
+        return found.binding.node, found.module.scope  # type: ignore[union-attr]
 
 
 def project_roots(paths: Sequence[Path], config_path: Optional[Path], src: Sequence[str],

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Iterable
 
 from dagguard.model.dags import FileModel
+from dagguard.model.origins import made_at
 from dagguard.model.python_tasks import call_name
 from dagguard.model.task_io import file_task_ios, runs_on_a_clock
-from dagguard.rules.base import Report, Rule, RuleContext
+from dagguard.rules.base import MADE_AT, Report, Rule, RuleContext
 
 PYTHON_HELP = "use the run's data_interval_start / data_interval_end (or logical_date) from the context"
 SQL_HELP = "compare with '{{ data_interval_start }}' and '{{ data_interval_end }}' instead"
@@ -43,11 +44,15 @@ class WallClockInTask(Rule):
                 if id(call) in seen:
                     continue
                 seen.add(id(call))
+                # A clock read another module makes is reported at the argument bringing it in.
+                arg = io.task.args.get(argument)
+                where = made_at(call, arg.node, arg.read_in(io.task.scope), file.scope) if arg is not None else None
                 yield Report(
-                    node=call,
-                    message=f"{io.label} gets {call_name(call)} in '{argument}' when the DAG file is parsed; "
+                    node=call if where is None else arg.report_node,  # type: ignore[union-attr]
+                    message=f"{io.label} gets {call_name(call)}" + (f" ({MADE_AT})" if where is not None else "")
+                            + f" in '{argument}' when the DAG file is parsed; "
                             "every run, re-run and backfill uses the time of the last parse, not its interval",
-                    help=PARSE_TIME_HELP,
+                    help=PARSE_TIME_HELP, argument=arg, made_at=where,
                 )
             for source in io.sql:
                 if source.parsed is None or id(source.node) in seen:
