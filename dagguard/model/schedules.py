@@ -366,6 +366,15 @@ def schedule_argument(dag: "DagModel") -> Optional["ArgValue"]:
     return next((dag.args.get(name) for name in SCHEDULE_ARGUMENTS if dag.args.get(name) is not None), None)
 
 
+def never_scheduled(dag: "DagModel", airflow_version: str) -> bool:
+    """Does the scheduler surely never start a run of the DAG (`schedule=None`, or no schedule on
+    Airflow 3)? Runs come only from a trigger then, and start_date makes none."""
+    arg = schedule_argument(dag)
+    if arg is not None:
+        return arg.value is None
+    return dag.args.complete and airflow_version == "3"
+
+
 def is_continuous(dag: "DagModel") -> bool:
     """`schedule="@continuous"` or a ContinuousTimetable: Airflow allows it one active run only."""
     arg = schedule_argument(dag)

@@ -10,6 +10,7 @@ from dagguard.model.arguments import ArgValue
 from dagguard.model.clock_cadence import moves_daily
 from dagguard.model.dags import FileModel
 from dagguard.model.origins import Elsewhere, made_at
+from dagguard.model.schedules import never_scheduled
 from dagguard.model.scope import Scope, dotted_name
 from dagguard.model.values import Evaluator
 from dagguard.rules.base import MADE_AT, Report, Rule, RuleContext
@@ -32,6 +33,8 @@ class DynamicStartDate(Rule):
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         for dag in file.dags:
+            if never_scheduled(dag, context.settings.airflow_version):
+                continue  # no run is made from start_date: nothing to skip or create
             for arg in (dag.args.get("start_date"), dag.default_args.get("start_date")):
                 found = _moving(arg, dag.scope, file.scope)
                 if found is not None:

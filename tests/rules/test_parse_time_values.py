@@ -29,7 +29,7 @@ def test_start_dates_are_dg104s_only(tmp_path):
         from airflow.providers.standard.operators.empty import EmptyOperator
         from airflow.sdk import DAG
 
-        with DAG("d", schedule=None, start_date=pendulum.now(), default_args={"start_date": pendulum.now()}):
+        with DAG("d", schedule="@daily", start_date=pendulum.now(), default_args={"start_date": pendulum.now()}):
             EmptyOperator(task_id="t", start_date=pendulum.now())
     """))
     assert found.count("DG104") == 2   # one per DAG, one per task
@@ -132,3 +132,38 @@ def test_dg108_says_how_often_the_value_changes(tmp_path, value, daily):
     message = found[0].message
     assert ("changes once a day" in message) is daily
     assert ("changes from parse to parse" in message) is not daily
+
+
+NEVER_SCHEDULED = """\
+import pendulum
+from datetime import datetime
+from airflow.sdk import DAG
+from airflow.providers.standard.operators.empty import EmptyOperator
+
+with DAG("manual", {schedule}start_date=datetime.now(), max_active_runs=1, max_active_tasks=1):
+    EmptyOperator(task_id="only", start_date={task_start})
+"""
+
+
+@pytest.mark.parametrize("schedule, airflow_version, flagged", [
+    ("schedule=None, ", "3", False),
+    ("schedule=None, ", "2", False),
+    ("schedule_interval=None, ", "2", False),
+    ("", "3", False),          # no schedule on Airflow 3: never scheduled
+    ("", "2", True),           # no schedule on Airflow 2: daily
+    ('schedule="@once", ', "3", True),
+    ('schedule="@daily", ', "3", True),
+])
+def test_a_dag_the_scheduler_never_starts_has_no_dg104_for_its_start_date(tmp_path, schedule, airflow_version,
+                                                                           flagged):
+    """Found on real repositories: 21 of 39 DG104 findings were on `schedule=None` DAGs, whose runs
+    come from triggers only, so a moving start_date skips and creates none."""
+    found = lint(tmp_path, NEVER_SCHEDULED.format(schedule=schedule, task_start="datetime(2026, 1, 1)"),
+                 airflow_version=airflow_version)
+    assert [f.dag_id for f in found if f.code == "DG104"] == (["manual"] if flagged else [])
+
+
+def test_a_tasks_moving_start_date_is_flagged_on_a_manual_dag_too(tmp_path):
+    found = lint(tmp_path, NEVER_SCHEDULED.format(schedule="schedule=None, ", task_start="datetime.now()"))
+    [task_finding] = [f for f in found if f.code == "DG104"]
+    assert "task 'only'" in task_finding.message or "'only'" in task_finding.message
