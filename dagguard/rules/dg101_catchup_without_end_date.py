@@ -12,7 +12,7 @@ from dagguard.model.arguments import ArgValue
 from dagguard.model.dags import DagModel, FileModel
 from dagguard.model.schedules import (Recurrence, catching_up, count_runs, dag_date, format_count,
                                       surely_dateless)
-from dagguard.model.subdags import is_subdag
+from dagguard.model.unscheduled import never_scheduled
 from dagguard.rules.base import UNSAFE, Fix, Report, Rule, RuleContext
 from dagguard.rules.edits import add_dag_keyword_fix
 
@@ -27,8 +27,8 @@ class CatchupWithoutEndDate(Rule):
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         settings = context.settings
         for dag in file.dags:
-            if is_subdag(file, dag):
-                continue  # its parent's task runs it: never scheduled by itself
+            if never_scheduled(file, dag, context.path, context.settings.root):
+                continue  # a SubDAG or a test's DAG: never scheduled by itself
             if not surely_dateless(dag, "end_date"):
                 continue
             # Without a start date there is nothing to catch up from (and Airflow 3 rejects

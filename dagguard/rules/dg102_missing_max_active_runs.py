@@ -8,7 +8,7 @@ import libcst as cst
 
 from dagguard.model.dags import DagModel, FileModel
 from dagguard.model.schedules import is_continuous, recurs_on_a_clock
-from dagguard.model.subdags import is_subdag
+from dagguard.model.unscheduled import never_scheduled
 from dagguard.rules.base import UNSAFE, Fix, Report, Rule, RuleContext
 from dagguard.rules.edits import add_dag_keyword_fix
 
@@ -23,8 +23,8 @@ class MissingMaxActiveRuns(Rule):
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         settings = context.settings
         for dag in file.dags:
-            if is_subdag(file, dag):
-                continue  # its parent's task runs it: never scheduled by itself
+            if never_scheduled(file, dag, context.path, context.settings.root):
+                continue  # a SubDAG or a test's DAG: never scheduled by itself
             if not dag.surely_lacks("max_active_runs"):
                 continue
             if is_continuous(dag):

@@ -9,7 +9,7 @@ import libcst as cst
 from dagguard.model.dags import DagModel, FileModel
 from dagguard.model.schedules import recurs_on_a_clock
 from dagguard.model.serial_tasks import runs_one_task_at_a_time
-from dagguard.model.subdags import is_subdag
+from dagguard.model.unscheduled import never_scheduled
 from dagguard.rules.base import UNSAFE, Fix, Report, Rule, RuleContext
 from dagguard.rules.edits import add_dag_keyword_fix
 
@@ -28,8 +28,8 @@ class MissingMaxActiveTasks(Rule):
         for dag in file.dags:
             if not dag.surely_lacks("max_active_tasks") or (old_name_counts and "concurrency" in dag.args):
                 continue
-            if is_subdag(file, dag):
-                continue  # its parent's task runs it: never scheduled by itself
+            if never_scheduled(file, dag, context.path, context.settings.root):
+                continue  # a SubDAG or a test's DAG: never scheduled by itself
             # One run at a time has no backlog to flood with: see DG102's page.
             if recurs_on_a_clock(dag, settings.airflow_version, settings.create_cron_data_intervals) \
                     and not _runs_one_task_at_a_time(file, dag):
