@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterator, Optional, TypeVar
 
 import libcst as cst
 
+from dagguard.model.callable_clock import is_run_id
 from dagguard.model.dags import DagModel, FileModel, TaskModel
 from dagguard.model.dependencies import task_index, xcom_producer
 from dagguard.model.schedules import Recurrence, dag_recurrence
@@ -202,7 +203,8 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
     for name, arg in task.args.values.items():
         if not carries_data(name):
             continue
-        if name not in DATE_ARGUMENTS:  # a task's own start_date is DG104's
+        # A task's own start_date is DG104's; a run id made from the clock names a run, no data.
+        if name not in DATE_ARGUMENTS and not is_run_id(name):
             clock.extend((name, call) for call in evaluator.wall_clock_calls(arg.node, deferred=xcoms))
         if name in SQL_ARGUMENTS:
             value = arg.value
