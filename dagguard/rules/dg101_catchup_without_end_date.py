@@ -15,6 +15,7 @@ from dagguard.model.schedules import (Recurrence, catching_up, count_runs, dag_d
 from dagguard.model.unscheduled import never_scheduled
 from dagguard.rules.base import UNSAFE, Fix, Report, Rule, RuleContext
 from dagguard.rules.edits import add_dag_keyword_fix
+from dagguard.rules.ignored_default_args import noting_default_args
 
 
 class CatchupWithoutEndDate(Rule):
@@ -42,7 +43,7 @@ class CatchupWithoutEndDate(Rule):
             yield Report(
                 node=catchup.report_node if catchup is not None else dag.report_node,
                 message=backlog_message(dag, rec, context.now),
-                help="set end_date=... to bound the backfill, or catchup=False",
+                help=noting_default_args("set end_date=... to bound the backfill, or catchup=False", dag, "catchup"),
                 dag=dag, argument=catchup,
                 fix=_fix(dag, catchup),
             )

@@ -12,6 +12,7 @@ from dagguard.model.serial_tasks import concurrent_task_bound
 from dagguard.model.unscheduled import never_scheduled
 from dagguard.rules.base import UNSAFE, Fix, Report, Rule, RuleContext
 from dagguard.rules.edits import add_dag_keyword_fix
+from dagguard.rules.ignored_default_args import noting_default_args
 
 AIRFLOW_DEFAULT = 16   # [core] max_active_tasks_per_dag
 
@@ -42,7 +43,8 @@ class MissingMaxActiveTasks(Rule):
             yield Report(
                 node=dag.report_node,
                 message=f"{dag.label} sets no max_active_tasks; up to {at_once} of its tasks can run at once",
-                help="set max_active_tasks to what its sources and targets can take",
+                help=noting_default_args("set max_active_tasks to what its sources and targets can take", dag,
+                                         "max_active_tasks", *(("concurrency",) if old_name_counts else ())),
                 dag=dag,
                 # With `concurrency=` passed, DG106's rename is the fix.
                 fix=None if "concurrency" in dag.args else _fix(dag, context.settings.fix_max_active_tasks),
