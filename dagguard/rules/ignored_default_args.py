@@ -13,6 +13,5 @@ def noting_default_args(help: str, dag: DagModel, *names: str) -> str:
     if not ignored:
         return help
     listed = " and ".join(f"'{name}'" for name in ignored)
-    verb = "is" if len(ignored) == 1 else "are"
-    return f"{listed} in default_args {verb} ignored by Airflow, set {'it' if len(ignored) == 1 else 'them'} " \
-           f"on the DAG; {help}"
+    verb, pronoun = ("is", "it") if len(ignored) == 1 else ("are", "them")
+    return f"{listed} in default_args {verb} ignored by Airflow, set {pronoun} on the DAG; {help}"

@@ -255,7 +255,7 @@ with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
 with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
     BashOperator(task_id="first", bash_command="echo") >> {chained(5, "next", ', trigger_rule="all_done"')}
 """, {}, None),
-    "one_success_through_the_enum": (f"""
+    "one_success_through_the_enum": ("""
 from airflow.utils.trigger_rule import TriggerRule
 
 with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
