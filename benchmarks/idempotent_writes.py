@@ -510,7 +510,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=1_000_000, help="rows per interval (default 1,000,000)")
     parser.add_argument("--runs", type=int, default=3, help="timed runs per case; the best counts")
     parser.add_argument("--engines", nargs="+", default=["sqlite", "duckdb", "postgres"],
-                        choices=["sqlite", "duckdb", "postgres"])
+                        choices=["sqlite", "duckdb", "postgres", "iceberg", "iceberg-day"])
     parser.add_argument("--strategies", nargs="+", default=list(STRATEGIES), choices=list(STRATEGIES))
     parser.add_argument("--input", choices=["arrow", "tuples"], default="arrow",
                         help="what the task hands over: a pyarrow Table (default) or tuples + columns")
@@ -539,13 +539,21 @@ def main(argv: list[str] | None = None) -> int:
     log(f"building {args.rows:,} rows per interval as {args.input} in {workdir}")
     inputs = make_inputs(args.rows, args.input, args.changed_fraction)
     setup = Setup(args.input, args.key_index, tuple(args.pg_setting), args.pg_fillfactor)
-    rigs, results, cleanups = build_rigs(args.engines, workdir, setup, log)
+    from benchmarks.idempotent_iceberg import ICEBERG_ENGINES, benchmark_iceberg
+
+    rigs, results, cleanups = build_rigs([e for e in args.engines if e not in ICEBERG_ENGINES], workdir, setup, log)
     try:
         for rig in rigs:
             try:
                 results.append(benchmark_engine(rig, inputs, args.runs, strategies, log))
             except Exception as exc:  # one engine failing must not lose the others' numbers
                 results.append({"engine": rig.name, "skipped": f"failed: {type(exc).__name__}: {exc}"})
+        for name in [e for e in args.engines if e in ICEBERG_ENGINES]:
+            try:
+                results.append(benchmark_iceberg(name, inputs, args.runs, strategies, workdir, log,
+                                                 sys.modules[__name__]))
+            except Exception as exc:  # pyiceberg missing, or a failed write: say why
+                results.append({"engine": name, "skipped": f"{type(exc).__name__}: {exc}"})
     finally:
         for cleanup in cleanups:
             cleanup()

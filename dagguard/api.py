@@ -19,6 +19,7 @@ from dagguard.engine.selection import enabled_codes
 
 if TYPE_CHECKING:
     from dagguard.engine.fixes import FileFix, FixRun
+    from dagguard.engine.results import FileResult
     from dagguard.model.project import ProjectIndex
 
 # The checker (engine/runner.py, engine/fixes.py: libcst and the rules) is imported by the
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CheckResult", "ConfigError", "Finding", "Settings", "check_paths", "check_source", "check_stdin",
            "describe_settings", "discover_settings", "files_to_check", "read_stdin", "split_config_options",
-           "add_noqa", "fix_paths", "fix_source", "fix_stdin"]
+           "add_noqa", "check_buffer", "fix_paths", "fix_source", "fix_stdin"]
 
 STDIN = "-"  # the path that means standard input, as in ruff
 
@@ -102,22 +103,36 @@ def check_stdin(source: Union[str, bytes], filename: Optional[Union[str, Path]] 
     path = Path(filename) if filename is not None else None
     if settings is None:
         settings = stdin_settings(path)
-    if _stdin_excluded(path, settings):
+    checked = check_buffer(source, path, settings=settings, now=now)
+    if checked is None:
         return run.combine([], settings)  # excluded: nothing to check, as in ruff
-    from dagguard.engine import runner
-    from dagguard.engine.deep_stack import run_deep
-
     shown = display_path(path) if path is not None else STDIN
-    checked = run_deep(runner.check_source, source, path or Path(STDIN), settings, _now(now), shown,
-                       _stdin_project(path, settings))
     text = source if isinstance(source, str) else source.decode("utf-8", errors="replace")
     return replace(run.combine([checked], settings), sources={shown: text})
 
 
+def check_buffer(source: Union[str, bytes], path: Optional[Path], *, settings: Settings,
+                 now: Optional[dt.datetime] = None, project: Optional["ProjectIndex"] = None) -> Optional["FileResult"]:
+    """One file's contents checked as if at `path`, as check_stdin checks them, before the
+    cross-file rules: its FileResult (None when the config excludes the path and
+    force-exclude is on). `project` is the index to resolve factories with (the language
+    server's sees the open buffers); by default the one `check` would use."""
+    if _stdin_excluded(path, settings):
+        return None
+    from dagguard.engine import runner
+    from dagguard.engine.deep_stack import run_deep
+
+    shown = display_path(path) if path is not None else STDIN
+    return run_deep(runner.check_source, source, path or Path(STDIN), settings, _now(now), shown,
+                    project if project is not None else _stdin_project(path, settings))
+
+
 def fix_stdin(source: Union[str, bytes], filename: Optional[Union[str, Path]] = None, *, unsafe_fixes: bool = False,
-              settings: Optional[Settings] = None, now: Optional[dt.datetime] = None) -> FixRun:
+              settings: Optional[Settings] = None, now: Optional[dt.datetime] = None,
+              project: Optional["ProjectIndex"] = None) -> FixRun:
     """Fix one file's contents as if it were at `filename`, as fix_paths would fix that file
-    (every rule, the project's factories); its one FileFix holds the fixed text. Nothing is written."""
+    (every rule, the project's factories, or those `project` resolves); its one FileFix holds
+    the fixed text. Nothing is written."""
     path = Path(filename) if filename is not None else None
     if settings is None:
         settings = stdin_settings(path)
@@ -132,7 +147,7 @@ def fix_stdin(source: Union[str, bytes], filename: Optional[Union[str, Path]] = 
         return FixRun(replace(run.combine([], settings), unsafe_fixes=unsafe_fixes), (untouched,))
     shown = display_path(path) if path is not None else STDIN
     fixed = run_deep(fixes.fix_source, data, path or Path(STDIN), settings, _now(now), unsafe_fixes, shown,
-                     _stdin_project(path, settings))
+                     project if project is not None else _stdin_project(path, settings))
     text = fixes.decoded(fixed.fixed)
     result = replace(run.combine([fixed.result], settings), sources={shown: text}, unsafe_fixes=unsafe_fixes,
                      fixed=len(fixed.applied), after_fixes=True)
@@ -146,9 +161,10 @@ def _stdin_excluded(path: Optional[Path], settings: Settings) -> bool:
 
 def _stdin_project(path: Optional[Path], settings: Settings) -> "ProjectIndex":
     """The project index `check` would use for the file stdin stands for."""
-    from dagguard.model.project import ProjectIndex, project_roots   # libcst: only when checking
+    from dagguard.model.project import ProjectIndex, project_layout   # libcst: only when checking
 
-    return ProjectIndex(project_roots([path] if path is not None else [], settings.config_path, settings.src))
+    return ProjectIndex(*project_layout([path] if path is not None else [], settings.config_path, settings.src,
+                                        settings.packages))
 
 
 def fix_paths(paths: Iterable[Union[str, Path]], *, unsafe_fixes: bool = False, write: bool = True,

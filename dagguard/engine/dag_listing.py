@@ -41,13 +41,28 @@ def summarize(dag: DagModel, shown: str, line: int) -> DagSummary:
     return DagSummary(
         path=shown, line=line, dag_id=dag.dag_id if dag.dag_id is not None else UNKNOWN_TEXT,
         found_by=dag.found_by,
-        schedule=_argument(dag.args, schedule),
+        schedule=_schedule(dag, schedule),
         catchup=_argument(dag.args, "catchup"),
         start_date=_date(dag, "start_date"),
         end_date=_date(dag, "end_date"),
         max_active_runs=_argument(dag.args, "max_active_runs"),
         max_active_tasks=_argument(dag.args, "max_active_tasks"),
     )
+
+
+def _schedule(dag: DagModel, name: str) -> str:
+    from dagguard.model.schedules import unread_timetable
+
+    written = _argument(dag.args, name)
+    if written != UNKNOWN_TEXT:
+        return written
+    # Airflow's timetable classes are named even when their value is not static: such a DAG
+    # recurs, on crons that are listed when known.
+    timetable = unread_timetable(dag)
+    if timetable is None:
+        return written
+    kind, rec = timetable
+    return f"{kind}({', '.join(rec.crons) or UNKNOWN_TEXT})"
 
 
 def _date(dag: DagModel, name: str) -> str:
@@ -90,10 +105,16 @@ def format_text(dags: list[DagSummary]) -> str:
     return "\n".join(lines)
 
 
+def format_unseen(files: list[tuple[str, str]]) -> str:
+    """One line per file whose DAGs went unseen, `path: reason`."""
+    return "\n".join(f"{path}: {reason}" for path, reason in files)
+
+
 def unseen_note(count: Optional[int]) -> Optional[str]:
-    """The summary line for files that import airflow but define no DAG the linter sees."""
+    """The summary line for files that look like DAG files but define no DAG the linter sees."""
     if not count:
         return None
-    subject = "1 file imports airflow but defines" if count == 1 else f"{count:,} files import airflow but define"
-    return (f"{subject} no DAG dagguard can see (`dagguard dags` lists what it sees); a DAG factory "
+    subject = ("1 file imports airflow and looks like a DAG file but defines" if count == 1
+               else f"{count:,} files import airflow and look like DAG files but define")
+    return (f"{subject} no DAG dagguard can see (`dagguard dags --unseen` says why for each); a DAG factory "
             "outside the checked paths can be declared under [tool.dagguard.dag-factories.\"pkg.make_dag\"]")

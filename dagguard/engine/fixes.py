@@ -30,7 +30,7 @@ from dagguard.engine.files import UnreadableFile, discover_files, read_source
 from dagguard.engine.findings import Finding, fix_applies
 from dagguard.engine.runner import (MAX_FILE_BYTES, CheckResult, FileResult, check_file, check_source, combine,
                                     display_path, problem_results)
-from dagguard.model.project import ProjectIndex, project_roots
+from dagguard.model.project import ProjectIndex, project_layout
 from dagguard.model.tree import child_nodes
 from dagguard.rules.base import SAFE, Fix, Replacement
 
@@ -140,6 +140,21 @@ def fix_source(source: bytes, path: Path, settings: Settings, now: dt.datetime, 
     return FileFix(path, source, text, tuple(applied), tuple(dropped), _without_tree(result))
 
 
+def fix_one(source: bytes, path: Path, settings: Settings, now: dt.datetime, code: str, line: int, column: int,
+            shown: Optional[str] = None, project: Optional[ProjectIndex] = None) -> Optional[bytes]:
+    """The text with only the fix of the finding `code` at (line, column) applied, as the
+    fixing pass of fix_source would apply it (an editor's quick fix); None when that finding
+    has no fix, or its fix cannot be applied to this text."""
+    result = check_source(source, path, settings, now, shown or display_path(path), project, keep_fixes=True)
+    module = result.module
+    if module is None or module.bytes != source or not _compiles(source):
+        return None   # the same refusals as fix_source's
+    for finding, fix in result.fixes:
+        if (finding.code, finding.line, finding.column) == (code, line, column):
+            return _apply(module, [fix]) if _non_overlapping(module, [(finding, fix)]) else None
+    return None
+
+
 def _without_tree(result: FileResult) -> FileResult:
     return replace(result, module=None, fixes=())
 
@@ -237,7 +252,7 @@ def fix_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime, *, un
     discovery = discover_files(paths, settings)
     files = discovery.files
     # The same module roots as check_paths: a factory-made DAG gets the findings check gives it.
-    project = ProjectIndex(project_roots(paths, settings.config_path, settings.src, files))
+    project = ProjectIndex(*project_layout(paths, settings.config_path, settings.src, settings.packages, files))
     fixed = []
     try:
         for path in files:

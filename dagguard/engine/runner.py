@@ -31,7 +31,8 @@ from dagguard.engine.dag_listing import DagSummary, summarize
 from dagguard.model.dags import DagModel, build_file_model
 from dagguard.model.parsing import parse_module
 from dagguard.model.factories import Resolver
-from dagguard.model.project import ProjectIndex, project_roots
+from dagguard.model.project import ProjectIndex, project_layout
+from dagguard.model.unseen_dags import imported_modules, unseen_reason
 from dagguard.model.scope import ImportBinding, Scope
 from dagguard.model.ownership import dag_regions
 from dagguard.rules import ALL_RULES, RULES_BY_CODE, SYNTAX_ERROR, ProjectRule, Rule
@@ -125,7 +126,7 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     if project is not None and line_of is None and not any(dag.scope.whole is model.scope for dag in model.dags):
         # No DAG of its own at module level: a factory or helper module, which other files import.
         project.remember(path, module)
-    context = RuleContext(path=path, settings=settings, now=now)
+    context = RuleContext(path=path, settings=settings, now=now, place_of=_placer(module, shown, line_of))
     reports: list[tuple[Rule, Report]] = []
     errors: list[str] = []
     for rule in ALL_RULES:
@@ -201,11 +202,14 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     # Rules read constants lazily too: collect what the model and the rules resolved through,
     # and the .sql files they read.
     depends_on = (project.reset_touched() if project is not None else frozenset()) | model.read_files
+    imports_airflow = _imports_airflow(model.scope) and not _extends_airflow(module, model.scope)
+    # Only a file that imports airflow and shows no DAG is asked why: a walk of a few files.
+    reason = unseen_reason(module, model.scope, text, path) if imports_airflow and not model.dags else None
     return FileResult(path, tuple(findings), sites, len(model.dags), frozenset(flagged_dags), noqa, tuple(errors),
-                      imports_airflow=_imports_airflow(model.scope) and not _extends_airflow(module, model.scope),
+                      imports_airflow=imports_airflow,
                       dags=summaries, depends_on=depends_on,
                       module=module if keep_fixes else None, fixes=tuple(fixes) if keep_fixes else (),
-                      warnings=warnings)
+                      warnings=warnings, unseen_reason=reason, imports=imported_modules(module, path))
 
 
 def _syntax_result(path: Path, finding: Finding, settings: Settings) -> FileResult:
@@ -232,7 +236,7 @@ def _check_in_pieces(source: bytes, path: Path, settings: Settings, now: dt.date
         return FileResult(path, ())
     if jobs > 1:
         # A piece is seconds of work: worth a process of its own, as files are in a pool.
-        key = ProjectKey(next(_RUNS), project.roots) if project is not None else None
+        key = ProjectKey(next(_RUNS), project.roots, project.packages) if project is not None else None
         results = list(map_in_order(_check_piece, pieces.pieces, path, settings, now, shown, key,
                                     jobs=jobs, per_job=1))
     else:
@@ -248,7 +252,10 @@ def _check_in_pieces(source: bytes, path: Path, settings: Settings, now: dt.date
         imports_airflow=any(r.imports_airflow for r in results),
         dags=tuple(d for r in results for d in r.dags),
         depends_on=frozenset().union(*(r.depends_on for r in results)),
-        warnings=tuple(dict.fromkeys(w for r in results for w in r.warnings)))
+        warnings=tuple(dict.fromkeys(w for r in results for w in r.warnings)),
+        unseen_reason=next((r.unseen_reason for r in results if r.unseen_reason), None)
+        if not any(r.dag_count for r in results) else None,
+        imports=frozenset().union(*(r.imports for r in results)))
 
 
 def _check_piece(piece: Piece, path: Path, settings: Settings, now: dt.datetime, shown: str,
@@ -275,6 +282,20 @@ def _extends_airflow(module: cst.Module, scope: Scope) -> bool:
     return any(type(stmt) is cst.ClassDef and any(
         (scope.qualname(base.value) or "").startswith("airflow.") for base in stmt.bases)
         for stmt in module.body)
+
+
+def _placer(module: cst.Module, shown: str,
+            line_of: Optional[Callable[[int], int]]) -> Callable[[Optional[Path], Optional[cst.Module], cst.CSTNode], str]:
+    """RuleContext.place_of for this file: `path:line` of a node, here or in a project module."""
+    def place_of(path: Optional[Path], home: Optional[cst.Module], node: cst.CSTNode) -> str:
+        where = display_path(path) if path is not None else shown
+        tree = home if home is not None else module
+        span = locate(tree, [node]).get(id(node))
+        if span is None:
+            return where
+        line = line_of(span.line) if tree is module and line_of is not None else span.line
+        return f"{where}:{line}"
+    return place_of
 
 
 def _default_note(report: Report, module: cst.Module, shown: str,
@@ -334,6 +355,7 @@ class ProjectKey:
 
     run: int
     roots: tuple[Path, ...]
+    packages: tuple[tuple[str, Path], ...] = ()
 
 
 _RUNS = itertools.count()
@@ -346,7 +368,7 @@ def _project_index(key: ProjectKey) -> ProjectIndex:
     index = _CURRENT.get(key)
     if index is None:
         _CURRENT.clear()   # an earlier run's trees may be stale
-        index = _CURRENT[key] = ProjectIndex(key.roots)
+        index = _CURRENT[key] = ProjectIndex(key.roots, key.packages)
     return index
 
 
@@ -364,7 +386,8 @@ def check_files(files: Sequence[Path], paths: Sequence[Path], settings: Settings
                 jobs: Optional[int] = None) -> Iterator[FileResult]:
     """Check `files` (found under the given `paths`), in `jobs` processes when they pay, in order."""
     # The index itself stays in each process that checks files: workers get its key.
-    project = ProjectKey(next(_RUNS), tuple(project_roots(paths, settings.config_path, settings.src, files)))
+    roots, packages = project_layout(paths, settings.config_path, settings.src, settings.packages, files)
+    project = ProjectKey(next(_RUNS), roots, packages)
     # Files in one process (few of them): a large one may spread its pieces over the cores.
     piece_jobs = (jobs or available_cores()) if effective_jobs(jobs, len(files)) == 1 else 1
     try:

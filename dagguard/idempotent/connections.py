@@ -34,6 +34,8 @@ def parse_url(url: str) -> ParsedUrl:
         return ParsedUrl(base, unquote(path.split("?")[0]) or ":memory:")
     if base in ("postgresql", "postgres"):
         return ParsedUrl("postgres", "postgresql://" + rest)
+    if base == "iceberg":  # iceberg+sqlite:///catalog.db?warehouse=..., iceberg+rest://...
+        return ParsedUrl("iceberg", url)
     raise UnsupportedConnectionError(
         f"unsupported database URL scheme {scheme!r}; use sqlite://, duckdb:// or postgresql://")
 
@@ -51,6 +53,10 @@ def connect_url(url: str, read_only: bool = False) -> Any:
             from dagguard.idempotent.engines.sqlite import connect_sqlite
 
             return connect_sqlite(parsed.target, read_only=read_only)
+        if parsed.dialect == "iceberg":
+            from dagguard.idempotent.engines.iceberg_catalog import open_catalog
+
+            return open_catalog(url, read_only=read_only)
         if parsed.dialect == "duckdb":
             import duckdb
 
@@ -59,8 +65,13 @@ def connect_url(url: str, read_only: bool = False) -> Any:
 
         return psycopg.connect(parsed.target)
     except ImportError as exc:
+        if parsed.dialect == "iceberg":
+            raise UnsupportedConnectionError(
+                f"iceberg URLs need the pyiceberg package: {install_hint('iceberg')}") from exc
         raise UnsupportedConnectionError(
             f"{parsed.dialect} URLs need the {exc.name} package: {install_hint(parsed.dialect)}") from exc
+    except UnsupportedConnectionError:
+        raise
     except Exception as exc:  # the drivers' own OperationalError/IOException
         reason = " ".join(str(exc).split())
         raise ConnectionFailedError(f"cannot connect to {redact(url)}: {reason}") from exc

@@ -61,6 +61,13 @@ class IntervalMergeOperator(BaseOperator):
         spec = WriteSpec.build(self.target_table, self.strategy, self.time_column, self.unique_key,
                                self.delete_missing, self.partition_column)
         with open_engine(self.conn_id) as engine:
+            if engine.dialect == "iceberg":
+                from dagguard.idempotent.errors import UnsupportedConnectionError
+
+                raise UnsupportedConnectionError(
+                    f"IntervalMergeOperator runs source_sql in the target's database, and an Iceberg "
+                    f"catalog runs no SQL; write {self.target_table} from a @task with @idempotent_write("
+                    f"conn_id=..., table={self.target_table!r}) returning the interval's rows instead")
             sql, params = source_parameters(engine.dialect, self.source_sql, interval, engine.adapt)
             cursor = engine.connection.cursor()
             try:

@@ -163,6 +163,8 @@ def write_batch(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
 
     `checksum` None: the engine's own fingerprint of the batch where it has one, else
     batch_checksum()."""
+    if engine.dialect == "iceberg":  # no SQL transaction: the engine commits the batch itself
+        return engine.write_batch(spec, batch, interval, checksum, run, observer)
     lock_key = f"{spec.table}|{interval.start.isoformat()}|{interval.end.isoformat()}"
     for attempt in range(1, engine.max_attempts + 1):
         try:

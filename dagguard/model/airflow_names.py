@@ -133,9 +133,14 @@ def is_airflow_non_operator(qualname: str) -> bool:
     return any(part in _NON_OPERATOR_PACKAGES for part in qualname.split(".")[1:-1])
 
 
+# Operators Airflow ships under names that do not say so (checked in Airflow 3.3.2's standard and
+# common-sql providers: every other operator class ends in Operator, Sensor or SensorAsync).
+_UNSUFFIXED_OPERATORS = frozenset({"ExternalTaskMarker", "GenericTransfer"})
+
+
 def is_airflow_operator(qualname: str) -> bool:
     """An operator or sensor class shipped by Airflow core or a provider."""
     if not qualname.startswith("airflow."):
         return False
     last = qualname.rsplit(".", 1)[-1]
-    return last.endswith(("Operator", "Sensor")) or last == "BaseOperator"
+    return last.endswith(("Operator", "Sensor", "SensorAsync")) or last in _UNSUFFIXED_OPERATORS

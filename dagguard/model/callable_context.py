@@ -46,11 +46,13 @@ class ContextReads:
     """The names that hold the context in one callable, and what is looked up on them."""
 
     def __init__(self, tree: CallableTree, filled: frozenset[str], is_task: bool,
-                 given_context_params: Optional[frozenset[str]] = None) -> None:
+                 given_context_params: Optional[frozenset[str]] = None,
+                 forwarded: frozenset[str] = frozenset()) -> None:
         self.tree = tree
         # A helper's parameters are whatever its caller passes, not necessarily the context's.
         self.params = filled if is_task else frozenset()
-        self.names = self._context_names(given_context_params)
+        # `forwarded`: a helper's parameters (or its **kwargs) that its caller passes the context.
+        self.names = self._context_names(given_context_params) | forwarded
 
     def _context_names(self, given: Optional[frozenset[str]]) -> frozenset[str]:
         """Names holding the context: **kwargs (or the parameters `given`, for a method such as
@@ -68,6 +70,34 @@ class ContextReads:
                     if isinstance(target.target, cst.Name):
                         names.add(target.target.value)
         return frozenset(names)
+
+    def current_context_names(self) -> frozenset[str]:
+        """The names assigned `get_current_context()`: the context wherever the code runs."""
+        star = self.tree.function.params.star_kwarg
+        return self.names - {star.name.value} if isinstance(star, cst.Param) else self.names
+
+    def forwarded_to(self, call: cst.Call, function: cst.FunctionDef, sure: frozenset[str]) -> frozenset[str]:
+        """The parameters of `function` that `call` passes one of the context names `sure`
+        (`helper(message, context)`, `helper(ctx=context)`, `helper(**context)`)."""
+        positional = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+        star = function.params.star_kwarg
+        found: set[str] = set()
+        index = 0
+        for arg in call.args:
+            passes = type(arg.value) is cst.Name and arg.value.value in sure  # type: ignore[attr-defined]
+            if arg.star == "**":
+                if passes and isinstance(star, cst.Param):
+                    found.add(star.name.value)
+            elif arg.star == "*":
+                break   # the positions after it are unknown
+            elif arg.keyword is not None:
+                if passes:
+                    found.add(arg.keyword.value)
+            else:
+                if passes and index < len(positional):
+                    found.add(positional[index])
+                index += 1
+        return frozenset(found)
 
     def lookup(self, name: cst.BaseExpression) -> Optional[ContextLookup]:
         """`context["key"]` or `context.get("key")` (`name` is the context's expression)."""

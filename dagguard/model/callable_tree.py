@@ -104,6 +104,11 @@ def call_name(call: cst.Call) -> str:
     return ".".join(reversed(parts)) + "()"
 
 
+def placeholder(code: str) -> str:
+    """The placeholder identifier standing for the Python expression `code` in a text."""
+    return "__dgt_" + hashlib.sha1(code.encode("utf-8")).hexdigest()[:10] + "__"
+
+
 def formatted_text(node: cst.BaseExpression, scope: Scope, module: cst.Module,
                    names: Optional[dict[str, str]] = None) -> Optional[str]:
     """An f-string's text (directly, through a module constant, or concatenated) with each
@@ -129,7 +134,7 @@ def formatted_text(node: cst.BaseExpression, scope: Scope, module: cst.Module,
             out.append(part.value.replace("{{", "{").replace("}}", "}"))
         elif isinstance(part, cst.FormattedStringExpression):
             code = module.code_for_node(part.expression)
-            token = "__dgt_" + hashlib.sha1(code.encode("utf-8")).hexdigest()[:10] + "__"
+            token = placeholder(code)
             if names is not None:
                 names[token] = "{" + code + "}"
             out.append(token)

@@ -19,8 +19,9 @@ from dagguard.model.factories import Resolver
 from dagguard.model.factory_keywords import FactoryCall
 from dagguard.model.project import ModuleLink
 from dagguard.model.import_guards import value_on_import
+from dagguard.model.operator_classes import operator_class_of
 from dagguard.model.nesting import Condition, Nesting, PrefixingGroup
-from dagguard.model.scope import FunctionBinding, Scope, function_scope, module_scope
+from dagguard.model.scope import ClassBinding, FunctionBinding, Scope, function_scope, module_scope
 from dagguard.model.tree import branch_nodes, child_nodes
 from dagguard.model.values import Evaluator, decorator_target, is_task_decorator
 
@@ -119,7 +120,8 @@ class ParseTimeCall:
 @dataclass(frozen=True)
 class OperatorMethod:
     """A method Airflow calls with the run's context on an operator class of this file:
-    `execute(self, context)`, a sensor's `poke`, a deferred operator's `execute_complete`."""
+    `execute(self, context)`, `pre_execute`/`post_execute`, a sensor's `poke`, a branch
+    operator's `choose_branch`, a deferred operator's `execute_complete`."""
 
     class_name: str
     function: cst.FunctionDef
@@ -334,12 +336,19 @@ class _Builder:
                          scope=ctx.scope, nesting=ctx.nesting)
 
     def is_operator_call(self, call: cst.Call, scope: Scope) -> bool:
-        """`SomeOperator(...)` or `SomeOperator.partial(...)`, of a class Airflow ships."""
+        """`SomeOperator(...)` or `SomeOperator.partial(...)`, of a class Airflow ships, of a
+        class of this file deriving from one, or (given a task_id) of any operator class
+        (model/operator_classes.py: the project's, another package's `...Operator`)."""
         func = call.func
         if type(func) is cst.Attribute and func.attr.value == "partial":  # type: ignore[attr-defined]
             func = func.value  # type: ignore[attr-defined]
+        if type(func) is cst.Name and func.value in self.operator_classes:  # type: ignore[attr-defined]
+            return type(scope.single(func.value)) is ClassBinding  # type: ignore[attr-defined]
         qual = scope.qualname(func)
-        return qual is not None and names.is_airflow_operator(qual)
+        if qual is not None and names.is_airflow_operator(qual):
+            return True
+        return any(a.keyword is not None and a.keyword.value == "task_id" for a in call.args) \
+            and operator_class_of(func, scope) is not None
 
     def local_function(self, expr: cst.BaseExpression, scope: Scope) -> tuple[Optional[cst.FunctionDef], Optional[Scope]]:
         if isinstance(expr, cst.Name):
@@ -438,7 +447,10 @@ def _handle_function(b: _Builder, node: cst.FunctionDef, ctx: _Ctx) -> list[tupl
     return pushed
 
 
-_OPERATOR_METHODS = frozenset({"execute", "poke", "execute_complete"})
+# The methods Airflow 3.3 calls with the run's context (sdk/execution_time/task_runner.py,
+# sdk/bases/sensor.py, sdk/bases/branch.py); `on_kill(self)` gets none.
+OPERATOR_METHODS = frozenset({"execute", "pre_execute", "post_execute", "poke", "choose_branch",
+                              "execute_complete"})
 
 
 def _handle_class(b: _Builder, node: cst.ClassDef, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
@@ -448,7 +460,7 @@ def _handle_class(b: _Builder, node: cst.ClassDef, ctx: _Ctx) -> list[tuple[cst.
         b.operator_classes.add(node.name.value)
         body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
         for stmt in body:
-            if isinstance(stmt, cst.FunctionDef) and stmt.name.value in _OPERATOR_METHODS:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value in OPERATOR_METHODS:
                 b.operator_methods.append(OperatorMethod(node.name.value, stmt, function_scope(stmt, ctx.scope)))
     return [(child, ctx) for child in branch_nodes(node)]
 
@@ -456,8 +468,8 @@ def _handle_class(b: _Builder, node: cst.ClassDef, ctx: _Ctx) -> list[tuple[cst.
 def _is_operator_base(base: cst.BaseExpression, scope: Scope, local_operators: set[str]) -> bool:
     if isinstance(base, cst.Name) and base.value in local_operators:
         return True
-    qual = scope.qualname(base)
-    return qual is not None and names.is_airflow_operator(qual)
+    # Airflow's operators, the project's operator classes, other packages' `...Operator`s.
+    return operator_class_of(base, scope) is not None
 
 
 def _join_group(prefix: Optional[str], group_id: Optional[str]) -> Optional[str]:
@@ -553,14 +565,14 @@ def _handle_call(b: _Builder, node: cst.Call, ctx: _Ctx) -> list[tuple[cst.CSTNo
                     dag.tasks.append(task)
                     if task.kind == "taskflow":
                         b.attached_functions.add(id(task.callable))
-                elif task.kind == "operator" and names.is_airflow_operator(task.operator or ""):
+                elif task.kind == "operator" and b.is_operator_call(node, ctx.scope):
                     b.loose_operators.append(dataclasses.replace(task, group_id=None, parse_time=ctx.parse_time))
         elif b.is_operator_call(node, ctx.scope):
             task = b.operator_task(node, ctx)
             made_task = task is not None
             if task is not None:
                 b.loose_operators.append(dataclasses.replace(task, group_id=None, parse_time=ctx.parse_time))
-    if ctx.parse_time and isinstance(node.func, cst.Attribute):
+    if ctx.parse_time:
         b.parse_time_calls.append(ParseTimeCall(node, ctx.scope))
     args_ctx = dataclasses.replace(ctx, in_task_arguments=True) if made_task else ctx
     pushed: list[tuple[cst.CSTNode, _Ctx]] = [(node.func, ctx)]

@@ -18,15 +18,16 @@ from typing import Optional
 
 import libcst as cst
 
+from dagguard.model.arguments import call_arguments
 from dagguard.model.callable_clock import CLOCK_FUNCTIONS, escapes
 from dagguard.model.callable_context import GET_CURRENT_CONTEXT, ContextLookup, ContextReads, parameters
 from dagguard.model.callable_sql import SQL_METHODS, SQLALCHEMY_TEXT, SqlCall, sql_call
 from dagguard.model.callable_tree import CallableTree, call_name, formatted_text
 from dagguard.model.callable_writes import SQLALCHEMY_INSERT, WriteCall, WriteFinder
 from dagguard.model.context_keys import INTERVAL_KEYS, REMOVED_DAG_RUN_ATTRIBUTES, REMOVED_KEYS
-from dagguard.model.scope import FunctionBinding, Scope, function_scope
+from dagguard.model.scope import OPAQUE, FunctionBinding, Scope, ValueBinding, function_scope
 from dagguard.model.templates import analyse_template, has_jinja
-from dagguard.model.values import decorator_target, simple_string_value
+from dagguard.model.values import Evaluator, decorator_target, simple_string_value
 
 __all__ = [
     "CLOCK_FUNCTIONS", "GET_CURRENT_CONTEXT", "IDEMPOTENT_DECORATORS", "IDEMPOTENT_HELPERS", "SQL_METHODS",
@@ -83,12 +84,14 @@ class _Analysis:
     def __init__(self, function: cst.FunctionDef, scope: Scope, module: cst.Module,
                  explicit_params: frozenset[str], depth: int, seen: set[int],
                  names: Optional[dict[str, str]] = None,
-                 context_params: Optional[frozenset[str]] = None) -> None:
+                 context_params: Optional[frozenset[str]] = None,
+                 forwarded: frozenset[str] = frozenset()) -> None:
         self.tree = CallableTree(function, scope, module, names)
         self.given_context_params = context_params
         self.explicit = explicit_params
         self.depth = depth
         self.seen = seen | {id(function)}
+        self.forwarded = forwarded   # a helper's parameters its caller passes the context
 
     def facts(self) -> CallableFacts:
         tree = self.tree
@@ -98,13 +101,17 @@ class _Analysis:
         if self.given_context_params is not None:
             filled = frozenset()  # a method's parameters are its caller's, not the context's
         context = ContextReads(tree, filled, is_task=self.depth == 0,
-                               given_context_params=self.given_context_params)
+                               given_context_params=self.given_context_params, forwarded=self.forwarded)
+        # The names surely holding the run's context, whose removed keys are reported: in a
+        # helper, only what its caller passed it and get_current_context() (a helper's own
+        # **kwargs is whatever its caller passes).
+        sure = context.names if self.depth == 0 else self.forwarded | context.current_context_names()
         finder = WriteFinder(tree)
         uses_interval = bool(filled & INTERVAL_KEYS)
         removed: list[ContextLookup] = [
             ContextLookup(node, name) for name, node in params.items()
             if name in REMOVED_KEYS and name not in self.explicit
-        ]
+        ] if self.depth == 0 else []
         clock: list[ClockRead] = []
         writes: list[WriteCall] = []
         sql: list[SqlCall] = []
@@ -123,7 +130,8 @@ class _Analysis:
                 attr = node.attr.value  # type: ignore[attr-defined]
                 if attr in INTERVAL_KEYS:
                     uses_interval = True
-                if attr in REMOVED_DAG_RUN_ATTRIBUTES and context.is_dag_run(node.value, filled):  # type: ignore[attr-defined]
+                if attr in REMOVED_DAG_RUN_ATTRIBUTES and self.depth == 0 \
+                        and context.is_dag_run(node.value, filled):  # type: ignore[attr-defined]
                     removed.append(ContextLookup(node, f"dag_run.{attr}"))
             elif kind is cst.SimpleString or kind is cst.ConcatenatedString:
                 text = simple_string_value(node) if kind is cst.SimpleString else None  # type: ignore[arg-type]
@@ -139,7 +147,7 @@ class _Analysis:
                 else:
                     if lookup.key in INTERVAL_KEYS:
                         uses_interval = True
-                    if lookup.key in REMOVED_KEYS:
+                    if lookup.key in REMOVED_KEYS and node.value in sure:  # type: ignore[attr-defined]
                         removed.append(lookup)
             elif kind is cst.Call:
                 qual = scope.qualname(node.func)  # type: ignore[attr-defined]
@@ -168,9 +176,10 @@ class _Analysis:
                 write = finder.write(node, found_sql)
                 if write is not None:
                     writes.append(write)
-                inner = self._helper(node)
+                inner = self._helper(node, context, sure)  # type: ignore[arg-type]
                 if inner is not None:
                     # The helper runs here: its SQL comes at this point of the task's order.
+                    removed.extend(inner.removed_lookups)
                     uses_interval = uses_interval or inner.uses_interval
                     helper = helper or inner.idempotent_helper
                     write_like = write_like or inner.write_like_calls
@@ -183,16 +192,32 @@ class _Analysis:
         return CallableFacts(tuple(clock), tuple(writes), tuple(sql), tuple(removed), uses_interval,
                              helper, returns_value, write_like, tuple(jinja))
 
-    def _helper(self, call: cst.Call) -> Optional[CallableFacts]:
-        """Facts of a same-file function called by name (a helper doing the actual write)."""
+    def _helper(self, call: cst.Call, context: ContextReads, sure: frozenset[str]) -> Optional[CallableFacts]:
+        """Facts of a same-file function called by name (a helper doing the actual write, or
+        reading the context it is passed)."""
         if self.depth >= MAX_HELPER_DEPTH:
             return None
         found = called_helper(call, self.tree.scope)
         if found is None or id(found[0]) in self.seen:
             return None
-        inner = _Analysis(found[0], found[1], self.tree.module, frozenset(),
-                          self.depth + 1, self.seen, self.tree.names)
+        scope = _bound_to_call(found[0], found[1], call, self.tree.evaluator)
+        inner = _Analysis(found[0], scope, self.tree.module, frozenset(),
+                          self.depth + 1, self.seen, self.tree.names,
+                          forwarded=context.forwarded_to(call, found[0], sure))
         return inner.facts()
+
+
+def _bound_to_call(function: cst.FunctionDef, scope: Scope, call: cst.Call, caller: Evaluator) -> Scope:
+    """The helper's scope with each parameter the call passes a static scalar bound to it
+    (`publish(key="docs/index.html")`), as a factory's parameters are bound to its caller's."""
+    params = function.params
+    positional = tuple(p.name.value for p in (*params.posonly_params, *params.params))
+    for name, arg in call_arguments(call, caller, positional=positional).values.items():
+        existing = scope.bindings.get(name)
+        # function_scope binds each parameter first (opaque); the body's own bindings follow.
+        if existing and existing[0] is OPAQUE and isinstance(arg.value, (str, bool, int, float)):
+            scope.bindings[name] = [ValueBinding(arg.value), *existing[1:]]
+    return scope
 
 
 def called_helper(call: cst.Call, scope: Scope) -> Optional[tuple[cst.FunctionDef, Scope]]:

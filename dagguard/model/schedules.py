@@ -45,6 +45,13 @@ class Recurrence:
     delta: Optional[dt.timedelta]
     data_interval: bool              # True: a run waits for its whole interval (Airflow 2 style)
 
+    @property
+    def fires_known(self) -> bool:
+        """False for an Airflow cron or delta timetable whose cron or period is not static
+        (`CronTriggerTimetable(Variable.get("cron"), ...)`): it recurs, but its runs cannot be
+        counted. Such a Recurrence has neither crons nor a delta."""
+        return bool(self.crons) or self.delta is not None
+
 
 def recurrence(schedule: Any, *, present: bool, airflow_version: str,
                create_cron_data_intervals: bool) -> Any:
@@ -78,42 +85,73 @@ def _timetable_recurrence(timetable: Timetable) -> Any:
     return Recurrence((cron,) if cron else (), timetable.delta, timetable.kind == "data_interval")
 
 
-def timetable_call_recurrence(node: cst.BaseExpression, evaluator: Evaluator, depth: int = 0) -> Any:
-    """The Recurrence of a timetable that the evaluator does not read as a value: several crons,
-    cron partitions, assets-or-time, or a class that never catches up (None). UNKNOWN otherwise."""
-    if depth > MAX_DEPTH:
-        return UNKNOWN
-    if isinstance(node, cst.Name):
+# The cron and delta timetables recur whatever their cron or period: one whose argument is not
+# static (a Variable, a parameter, a relativedelta) still queues a backlog, of unknown size.
+_UNKNOWN_TRIGGER_FIRES = Recurrence((), None, data_interval=False)
+_UNKNOWN_DATA_INTERVAL_FIRES = Recurrence((), None, data_interval=True)
+
+
+def timetable_call(node: cst.BaseExpression, evaluator: Evaluator,
+                   depth: int = 0) -> Optional[tuple[cst.Call, str, Evaluator]]:
+    """The timetable constructor call `node` is, through module constants (of this file or a
+    project module), with the class's qualified name and the evaluator to read its arguments."""
+    while isinstance(node, cst.Name) and depth <= MAX_DEPTH:
         found = evaluator.scope.constant(node.value)
         if found is None:
-            return UNKNOWN
-        reader = evaluator if found[1] is evaluator.scope else Evaluator(found[1])
-        return timetable_call_recurrence(found[0], reader, depth + 1)
+            return None
+        node, evaluator = found[0], evaluator if found[1] is evaluator.scope else Evaluator(found[1])
+        depth += 1
     if not isinstance(node, cst.Call):
-        return UNKNOWN
+        return None
     qual = evaluator.scope.qualname(node.func)
+    return (node, qual, evaluator) if qual is not None else None
+
+
+def timetable_call_recurrence(node: cst.BaseExpression, evaluator: Evaluator, depth: int = 0) -> Any:
+    """The Recurrence of a timetable that the evaluator does not read as a value: several crons,
+    cron partitions, assets-or-time, a cron or delta timetable whose argument is not static
+    (a Recurrence whose fires are not known), or a class that never catches up (None). UNKNOWN
+    otherwise."""
+    if depth > MAX_DEPTH:
+        return UNKNOWN
+    found = timetable_call(node, evaluator, depth)
+    if found is None:
+        return UNKNOWN
+    call, qual, evaluator = found
     if qual in names.NON_RECURRING_TIMETABLES:
         return None
+    if qual in names.TRIGGER_TIMETABLES or qual in names.DATA_INTERVAL_TIMETABLES:
+        value = evaluator.value(call)
+        if isinstance(value, Timetable):
+            return _timetable_recurrence(value)
+        return _UNKNOWN_TRIGGER_FIRES if qual in names.TRIGGER_TIMETABLES else _UNKNOWN_DATA_INTERVAL_FIRES
     if qual in names.MULTIPLE_CRON_TIMETABLES or qual in names.CRON_PARTITION_TIMETABLES:
-        return _cron_trigger_recurrence(node, evaluator)
+        return _cron_trigger_recurrence(call, evaluator)
     if qual in names.ASSET_OR_TIME_SCHEDULES:
-        return _asset_or_time_recurrence(node, evaluator, depth)
+        return _asset_or_time_recurrence(call, evaluator, depth)
     return UNKNOWN
 
 
 def _cron_trigger_recurrence(call: cst.Call, evaluator: Evaluator) -> Any:
     crons: list[str] = []
+    unread = False
     for arg in call.args:
         if arg.star:
-            return UNKNOWN  # *crons hides how many there are
+            unread = True  # *crons hides how many there are
+            continue
         if arg.keyword is not None and arg.keyword.value != "cron":
             continue  # timezone, interval, run_offset...: not when runs fire
         value = evaluator.value(arg.value)
-        cron = PRESETS.get(value, value) if isinstance(value, str) else None
-        if cron is None or not _valid_cron(cron):
-            return UNKNOWN
+        if not isinstance(value, str):
+            unread = True
+            continue
+        cron = PRESETS.get(value, value)
+        if not _valid_cron(cron):
+            return UNKNOWN  # Airflow rejects it when the file loads
         crons.append(cron)
     # A trigger timetable: no data-interval switch applies to it.
+    if unread:
+        return _UNKNOWN_TRIGGER_FIRES
     return Recurrence(tuple(crons), None, data_interval=False) if crons else UNKNOWN
 
 
@@ -152,6 +190,8 @@ def count_runs(rec: Recurrence, start: dt.datetime, end: dt.datetime) -> Optiona
     Trigger timetables (Airflow 3's default) run at every fire time t with start <= t <= end.
     Data-interval timetables need the whole interval before `end`: one run fewer.
     """
+    if not rec.fires_known:
+        return None
     try:
         return _count_runs(rec, start, end)
     except (ArithmeticError, ValueError):
@@ -271,6 +311,20 @@ def dag_recurrence(dag: "DagModel", airflow_version: str, create_cron_data_inter
         return UNKNOWN
     return recurrence(None, present=False, airflow_version=airflow_version,
                       create_cron_data_intervals=create_cron_data_intervals)
+
+
+def unread_timetable(dag: "DagModel") -> Optional[tuple[str, Recurrence]]:
+    """The class name and Recurrence of the DAG's schedule when it is one of Airflow's recurring
+    timetables without a static value (several crons, a cron read from a Variable...)."""
+    arg = schedule_argument(dag)
+    if arg is None or arg.value is not UNKNOWN:
+        return None
+    evaluator = Evaluator(dag.scope)
+    found = timetable_call(arg.node, evaluator)
+    rec = timetable_call_recurrence(arg.node, evaluator) if found is not None else UNKNOWN
+    if found is None or not isinstance(rec, Recurrence):
+        return None
+    return found[1].rsplit(".", 1)[-1], rec
 
 
 def recurs_on_a_clock(dag: "DagModel", airflow_version: str, create_cron_data_intervals: bool) -> bool:

@@ -14,15 +14,19 @@ from typing import Any, Callable, Iterator, Optional, TypeVar
 
 import libcst as cst
 
+from dagguard.model.built_strings import builds_text
 from dagguard.model.callable_clock import is_run_id
 from dagguard.model.dags import DagModel, FileModel, TaskModel
 from dagguard.model.dependencies import task_index, xcom_producer
 from dagguard.model.schedules import Recurrence, dag_recurrence
+from dagguard.model.scope import Scope
 from dagguard.model.python_tasks import CallableFacts, analyse_callable, formatted_text
 from dagguard.model.sql import ParsedSql, dialect_for, parse_sql
 from dagguard.model.sql_facts import write_effects
 from dagguard.model.sql_parameters import bind_parameters
-from dagguard.model.templates import Template, analyse_template, display
+from dagguard.model.assembled_strings import Piece, assembled_text
+from dagguard.model.scope import Scope
+from dagguard.model.templates import Template, analyse_template, display, has_jinja
 from dagguard.model.values import UNKNOWN, Evaluator, StaticDict
 
 SQL_ARGUMENTS = ("sql", "query", "hql", "select_query", "sql_query", "source_sql")
@@ -53,6 +57,9 @@ T = TypeVar("T")
 _BUILDING_KEY = "task_io_building"
 RENDERED_RETURN_DECORATORS = (".task.bash",)
 CALLABLE_ORIGIN = "a query in the callable"
+# Arguments whose expression is written in the task's call (not a `**splat` of a dict that may
+# live in another module): a string built there is read from its pieces in this file's scope.
+_WRITTEN_IN_THE_CALL = frozenset({"keyword", "positional"})
 
 
 @dataclass(frozen=True)
@@ -62,6 +69,9 @@ class TemplatedString:
     node: cst.CSTNode                # where findings about it point
     argument: str
     template: Template
+    # For a string built from pieces (`"{{ " + x + " }}"`, f-strings, `%`, `.format`): its
+    # literal pieces written in this file, for findings to point at the one they are about.
+    pieces: tuple[Piece, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -72,6 +82,8 @@ class SqlSource:
     origin: str                      # "sql", "file queries/x.sql", "a query in the callable"
     template: Optional[Template]
     parsed: Optional[ParsedSql]
+    # Not static, but a string built at run time (`.format`, `%`, `+`): SQL whose tables are unknown.
+    built: bool = False
 
     @property
     def in_callable(self) -> bool:
@@ -212,7 +224,9 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
                 # An f-string: its Python parts are unknown (so the task counts as keyed), but
                 # its SQL can still be read for clock reads and statement order.
                 value = formatted_text(arg.node, task.scope, file.module, _names(file)) or UNKNOWN
-            sql.extend(_sql_sources(file, name, arg.node, value, folders, dialect, bound))
+            sql.extend(_sql_sources(file, name, arg.node, value, folders, dialect, bound, task.scope))
+            if value is UNKNOWN and arg.origin in _WRITTEN_IN_THE_CALL:
+                strings.extend(_assembled(file, name, arg.node, value, task.scope))
         elif name == "configuration" and isinstance(arg.value, StaticDict):
             query = _nested(arg.value, ("query", "query"))
             if query is not None:
@@ -222,6 +236,8 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
         for node, text in _strings(arg.node, arg.value):
             if name not in SQL_ARGUMENTS:
                 strings.append(TemplatedString(node, name, _template(file, text)))
+        if name not in SQL_ARGUMENTS and arg.origin in _WRITTEN_IN_THE_CALL:
+            strings.extend(_assembled(file, name, arg.node, arg.value, task.scope))
         if _has_unknown(arg.value):
             unknown = True
     if task.kind == "taskflow" and isinstance(task.node, cst.Call):
@@ -237,6 +253,8 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
             value = evaluator.value(argument.value) if not argument.star else UNKNOWN
             for node, text in _strings(argument.value, value):
                 strings.append(TemplatedString(node, label, _template(file, text)))
+            if not argument.star:
+                strings.extend(_assembled(file, label, argument.value, value, task.scope))
             if _has_unknown(value):
                 unknown = True
     facts = None
@@ -249,7 +267,7 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
                            for node, text in facts.jinja_strings)
         for call in facts.sql:
             if call.text is None:
-                sql.append(SqlSource(call.node, CALLABLE_ORIGIN, None, None))
+                sql.append(SqlSource(call.node, CALLABLE_ORIGIN, None, None, call.built))
             else:
                 template = _template(file, call.text)
                 sql.append(SqlSource(call.node, CALLABLE_ORIGIN, template,
@@ -304,12 +322,14 @@ def explicit_parameters(task: TaskModel) -> frozenset[str]:
 
 def _sql_sources(file: FileModel, name: str, node: cst.BaseExpression, value: Any,
                  folders: tuple[Path, ...], dialect: Optional[str], parameters: Any = None,
-                 ) -> Iterator[SqlSource]:
+                 scope: Optional[Scope] = None) -> Iterator[SqlSource]:
     items = value if isinstance(value, (list, tuple)) else [value]
     nodes = _element_nodes(node, len(items))
     for item, item_node in zip(items, nodes):
         if not isinstance(item, str):
-            yield SqlSource(item_node, name, None, None)
+            # Not static; when built at run time (`.format`, `%`, `+`), SQL on unknown tables.
+            built = scope is not None and isinstance(item_node, cst.BaseExpression) and builds_text(item_node, scope)
+            yield SqlSource(item_node, name, None, None, built)
             continue
         text, origin = item, name
         if _is_file_reference(item):
@@ -388,6 +408,27 @@ def _strings(node: cst.BaseExpression, value: Any) -> Iterator[tuple[cst.CSTNode
             yield from _strings(entry.value_node, entry.value)
 
 
+def _assembled(file: FileModel, argument: str, node: cst.BaseExpression, value: Any,
+               scope: Scope) -> Iterator[TemplatedString]:
+    """The strings of a value that are built from pieces, not static as a whole: read with
+    their unknown parts as placeholders (model/assembled_strings.py)."""
+    if value is UNKNOWN:
+        built = assembled_text(node, scope, file.module)
+        if built is not None and has_jinja(built.text):
+            yield TemplatedString(node, argument, _template(file, built.text), built.pieces)
+    elif isinstance(value, (list, tuple)) and isinstance(node, (cst.List, cst.Tuple)) \
+            and len(node.elements) == len(value):
+        for item, element in zip(value, node.elements):
+            if not isinstance(element, cst.StarredElement):
+                yield from _assembled(file, argument, element.value, item, scope)
+    elif isinstance(value, StaticDict) and isinstance(node, cst.Dict):
+        # Only the entries written here: a `**OTHER` entry's node is read in its own module.
+        written = {id(e.value) for e in node.elements if isinstance(e, cst.DictElement)}
+        for entry in value.entries.values():
+            if id(entry.value_node) in written:
+                yield from _assembled(file, argument, entry.value_node, entry.value, scope)
+
+
 def _has_unknown(value: Any) -> bool:
     if value is UNKNOWN:
         return True
@@ -414,6 +455,26 @@ def dag_written_tables(file: FileModel, dag: DagModel, path: Path) -> frozenset[
             if statement is not None and statement.tree is not None
             for effect in write_effects(statement.tree, statement.text) if effect.table)
     return known[id(dag)]
+
+
+def loose_task_strings(file: FileModel, task: TaskModel) -> tuple[TemplatedString, ...]:
+    """The templated strings of a task no DAG of the file holds (an operator made in a factory
+    function): its static arguments, its SQL written inline (a `.sql` file is its DAG's to
+    find) and the strings it builds from pieces. Cached on the file model."""
+    cache: dict[int, tuple[TemplatedString, ...]] = file.analyses.setdefault("loose_task_strings", {})
+    found = cache.get(id(task))
+    if found is None:
+        strings: list[TemplatedString] = []
+        for name, arg in task.args.values.items():
+            if not carries_data(name):
+                continue
+            for node, text in _strings(arg.node, arg.value):
+                if not (name in SQL_ARGUMENTS and _is_file_reference(text)):
+                    strings.append(TemplatedString(node, name, _template(file, text)))
+            if arg.origin in _WRITTEN_IN_THE_CALL:
+                strings.extend(_assembled(file, name, arg.node, arg.value, task.scope))
+        found = cache[id(task)] = tuple(strings)
+    return found
 
 
 def file_task_ios(file: FileModel, path: Path) -> Iterator[TaskIO]:

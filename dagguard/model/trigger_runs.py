@@ -76,7 +76,8 @@ def _unread_timetable(node: cst.BaseExpression, evaluator: Evaluator, depth: int
         return f"AssetOrTimeSchedule with a {part}" if part else None
     if kind not in names.MULTIPLE_CRON_TIMETABLES:
         return None
-    if not isinstance(timetable_call_recurrence(node, evaluator), Recurrence):
+    rec = timetable_call_recurrence(node, evaluator)
+    if not isinstance(rec, Recurrence) or not rec.fires_known:
         return None  # crons it cannot read
     interval = keyword_argument(node, "interval")
     if interval is not None and evaluator.value(interval) != dt.timedelta(0):

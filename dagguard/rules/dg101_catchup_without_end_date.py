@@ -52,6 +52,9 @@ class CatchupWithoutEndDate(Rule):
 def backlog_message(dag: DagModel, rec: Recurrence, now: dt.datetime) -> str:
     """The finding, with the backlog's size when start_date is static."""
     message = f"{dag.label} enables catchup without end_date"
+    if not rec.fires_known:
+        return message + ("; catchup would queue a run for every interval since start_date, how many is "
+                          "unknown (its timetable's cron or period is not static)")
     start = dag_date(dag, "start_date")
     if start is None:
         return message

@@ -8,6 +8,7 @@ import libcst as cst
 
 from dagguard.model.arguments import ArgValue
 from dagguard.model.dags import FileModel, TaskModel
+from dagguard.model.operator_classes import OperatorClass, task_operator_class
 from dagguard.model.scope import Scope
 from dagguard.rules.base import SAFE, Fix, Report, Rule, RuleContext
 from dagguard.rules.edits import remove_argument, rename_fix, written_keyword
@@ -20,12 +21,14 @@ _PYTHON_OPERATORS = frozenset({
 })
 TASKFLOW = ""  # the class name of a TaskFlow task: its decorator makes a Python operator
 _DATE_BRANCHES = frozenset({"BranchDateTimeOperator", "BranchDayOfWeekOperator", "DayOfWeekSensor"})
-# argument -> (the operator classes it is checked on, None for every Airflow operator, advice)
+# argument -> (the Airflow operator classes it is checked on, and their subclasses; None for
+# every operator, as BaseOperator itself rejects it; advice)
 REMOVED: dict[str, tuple[Optional[frozenset[str]], str]] = {
     "task_concurrency": (None, "use max_active_tis_per_dag=..."),
     "provide_context": (_PYTHON_OPERATORS | {TASKFLOW}, "remove it; Airflow 3 passes the context to a callable "
                                            "that takes **context or names a context key"),
-    "execution_date": (frozenset({"TriggerDagRunOperator"}), "use logical_date=..."),
+    # ExternalTaskMarker's was renamed with Airflow 3 (providers/standard/sensors/external_task.py).
+    "execution_date": (frozenset({"TriggerDagRunOperator", "ExternalTaskMarker"}), "use logical_date=..."),
     "use_task_execution_day": (_DATE_BRANCHES, "use use_task_logical_date=..."),
 }
 # Airflow 3 dropped this trigger rule: the string raises ValueError, the enum member AttributeError.
@@ -55,13 +58,13 @@ class RemovedOperatorArgument(Rule):
                 yield Report(node=arg.report_node, message=f"{dag.label} default_args {found[0]}, for every task",
                              help=found[1], dag=dag, severity=severity, fix=_trigger_rule_fix(arg))
         for task in file.every_task():
-            class_name = _airflow_class(task)
-            if class_name is None:
+            operator = _operator_class(task)
+            if operator is None:
                 continue
             for name, arg in task.args.values.items():
                 if id(arg.report_node) in seen:
                     continue
-                found = _removal(name, arg, class_name, task.scope)
+                found = _removal(name, arg, operator, task.scope)
                 if found is not None:
                     seen.add(id(arg.report_node))
                     message, help_ = found
@@ -69,13 +72,11 @@ class RemovedOperatorArgument(Rule):
                                  severity=severity, fix=_fix(name, arg, task))
 
 
-def _airflow_class(task: TaskModel) -> Optional[str]:
-    """The operator's class name when Airflow ships it (TASKFLOW for a TaskFlow task), else None."""
+def _operator_class(task: TaskModel) -> Optional[OperatorClass]:
+    """The task's operator class (TASKFLOW's for a TaskFlow task), None when it may be no operator."""
     if task.kind == "taskflow":
-        return TASKFLOW
-    if task.operator is None or not task.operator.startswith("airflow."):
-        return None
-    return task.operator.rsplit(".", 1)[-1]
+        return OperatorClass(TASKFLOW, frozenset({TASKFLOW}))
+    return task_operator_class(task)
 
 
 def _trigger_rule_removal(arg: ArgValue, scope: Scope) -> Optional[tuple[str, str]]:
@@ -89,14 +90,16 @@ def _trigger_rule_removal(arg: ArgValue, scope: Scope) -> Optional[tuple[str, st
     return None
 
 
-def _removal(name: str, arg: ArgValue, class_name: str, scope: Scope) -> Optional[tuple[str, str]]:
+def _removal(name: str, arg: ArgValue, operator: OperatorClass, scope: Scope) -> Optional[tuple[str, str]]:
+    if name in operator.own_names:
+        return None   # a class of the project that takes the name itself
     if name == "trigger_rule":
         return _trigger_rule_removal(arg, scope)
     removal = REMOVED.get(name)
     if removal is None:
         return None
     classes, help_ = removal
-    if classes is not None and class_name not in classes:
+    if classes is not None and not classes & operator.airflow_classes:
         return None
     return f"passes {name}, which Airflow 3 rejects with a TypeError", help_
 

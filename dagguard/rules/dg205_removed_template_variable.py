@@ -7,11 +7,13 @@ from typing import Iterable, Iterator, Optional
 
 import libcst as cst
 
+from dagguard.model.assembled_strings import Piece
 from dagguard.model.context_keys import REMOVED_KEYS
 from dagguard.model.dags import DagModel, FileModel
 from dagguard.model.loose_callables import loose_callables
 from dagguard.model.python_tasks import CallableFacts
-from dagguard.model.task_io import file_task_ios
+from dagguard.model.task_io import file_task_ios, loose_task_strings
+from dagguard.model.templates import Template
 from dagguard.model.schedules import Recurrence, dag_recurrence
 from dagguard.model.tree import child_nodes
 from dagguard.model.trigger_runs import dag_trigger_schedule
@@ -47,7 +49,9 @@ TEMPLATE_FIXES = {"execution_date": "logical_date", "next_ds": "data_interval_en
                   "next_ds_nodash": "data_interval_end | ds_nodash", "next_execution_date": "data_interval_end",
                   "prev_execution_date_success": "prev_data_interval_start_success"}
 NAME_FIXES = {k: v for k, v in TEMPLATE_FIXES.items() if "|" not in v}
-_EXPRESSION = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
+# A `{{ }}`, or one the literal leaves open for the next piece of a string built with `+`.
+_EXPRESSION = re.compile(r"\{\{(.*?)(?:\}\}|\Z)", re.DOTALL)
+_JINJA_REGION = re.compile(r"\{[{%](.*?)(?:[}%]\}|\Z)", re.DOTALL)
 
 # What replaces a removed attribute of the run (dag_run.execution_date...).
 RUN_ATTRIBUTE_REPLACEMENTS = {"external_trigger": "run_type"}
@@ -88,44 +92,73 @@ class RemovedTemplateVariable(Rule):
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         severity = "warning" if context.settings.airflow_version == "2" else None
         seen: set[int] = set()
+        reported_pieces: set[int] = set()   # a constant's piece that several tasks' strings share
         for io in file_task_ios(file, context.path):
             schedule = dag_trigger_schedule(file, io.dag, context.settings)
             safety = SAFE if _on_data_intervals(io.dag, context) else UNSAFE
-            templated = [(s.node, s.argument, s.template) for s in io.strings]
-            templated += [(s.node, s.origin, s.template) for s in io.sql if s.template is not None]
-            for node, where, template in templated:
-                if id(node) in seen:
-                    continue
-                seen.add(id(node))
-                for key in template.removed:
-                    yield Report(
-                        node=node,
-                        message=f"{io.label} uses {{{{ {key} }}}} in {where}, removed in Airflow 3; the task "
-                                "fails to render with UndefinedError",
-                        help=template_help(key, schedule),
-                        severity=severity,
-                        fix=_template_fix(node, key, safety),
-                    )
+            templated = [(s.node, s.argument, s.template, s.pieces) for s in io.strings]
+            templated += [(s.node, s.origin, s.template, ()) for s in io.sql if s.template is not None]
+            yield from _template_reports(io.label, templated, schedule, safety, severity, seen, reported_pieces)
             if io.callable is not None:
                 yield from _lookup_reports(io.label, io.callable, seen, severity, safety)
-        # Code no DAG of the file holds fails the same way wherever its DAG is.
+        # Code no DAG of the file holds fails the same way wherever its DAG is: its templates
+        # (an operator made in a factory function) and its context reads.
+        for task in file.loose_tasks:
+            templated = [(s.node, s.argument, s.template, s.pieces) for s in loose_task_strings(file, task)]
+            yield from _template_reports(task.label, templated, None, UNSAFE, severity, seen, reported_pieces)
         for loose in loose_callables(file):
-            yield from _lookup_reports(loose.label, loose.facts, seen, severity, UNSAFE)
+            yield from _lookup_reports(loose.label, loose.facts, seen, severity, UNSAFE, loose.reported_at)
+
+
+def _template_reports(label: str, templated: list[tuple[cst.CSTNode, str, Template, tuple[Piece, ...]]],
+                      schedule: Optional[str], safety: str, severity: Optional[str], seen: set[int],
+                      reported_pieces: set[int]) -> Iterator[Report]:
+    """One report per removed variable a task's template uses, unless its string was reported."""
+    for node, where, template, pieces in templated:
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        reported_here: set[int] = set()
+        for key in template.removed:
+            # A string built from pieces: the finding and its fix go to the piece holding the
+            # name; a fix in a constant changes its other uses too.
+            piece = _piece_holding(pieces, key)
+            if piece is not None and id(piece.node) in reported_pieces:
+                continue
+            target = piece.node if piece is not None else node
+            if piece is not None:
+                reported_here.add(id(piece.node))
+            yield Report(
+                node=target,
+                message=f"{label} uses {{{{ {key} }}}} in {where}, removed in Airflow 3; the task "
+                        "fails to render with UndefinedError",
+                help=template_help(key, schedule),
+                severity=severity,
+                fix=_template_fix(target, key, safety if piece is None or piece.in_argument else UNSAFE),
+            )
+        reported_pieces |= reported_here
 
 
 def _lookup_reports(label: str, facts: CallableFacts, seen: set[int], severity: Optional[str],
-                    safety: str) -> Iterator[Report]:
-    """One report per removed key or run attribute the callable reads, unless already reported."""
+                    safety: str, reported_at: Optional[cst.CSTNode] = None) -> Iterator[Report]:
+    """One report per removed key or run attribute the callable reads, unless already reported.
+    Code of another module is reported at `reported_at`, once per key, without a fix."""
+    keys: set[str] = set()
     for lookup in facts.removed_lookups:
-        if id(lookup.node) in seen:
+        if id(lookup.node) in seen or (reported_at is not None and lookup.key in keys):
             continue
         seen.add(id(lookup.node))
+        keys.add(lookup.key)
         if "." in lookup.key:
             message = (f"{label} reads {lookup.key}, removed in Airflow 3; it raises AttributeError "
                        "in every run")
         else:
             message = (f"{label} reads the context key '{lookup.key}', removed in Airflow 3; it is "
                        "missing from the context of every run")
+        if reported_at is not None:
+            yield Report(node=reported_at, message=message, help=f"read {python_replacement(lookup.key)} instead",
+                         severity=severity)
+            continue
         yield Report(node=lookup.node, message=message, help=f"read {python_replacement(lookup.key)} instead",
                      severity=severity, fix=_lookup_fix(lookup.node, lookup.key, safety))
 
@@ -139,11 +172,25 @@ def _on_data_intervals(dag: Optional[DagModel], context: RuleContext) -> bool:
     return isinstance(rec, Recurrence) and rec.data_interval
 
 
+def _piece_holding(pieces: tuple[Piece, ...], key: str) -> Optional[Piece]:
+    """The first literal piece spelling the removed name (`dag_run.execution_date`: its
+    attribute after a dot), or None when no single piece does."""
+    owner, _, attribute = key.rpartition(".")
+    pattern = re.compile(r"\.\s*" + re.escape(attribute) + r"(?!\w)" if owner
+                         else r"(?<![\w.])" + re.escape(key) + r"(?!\w)")
+    spelling = [piece for piece in pieces if pattern.search(piece.text)]
+    # Rather one spelling it inside a `{{ }}` or `{% %}` (maybe left open) than in plain text.
+    inside = [piece for piece in spelling
+              if any(pattern.search(m.group(1)) for m in _JINJA_REGION.finditer(piece.text))]
+    return (inside or spelling or [None])[0]
+
+
 def _template_fix(node: cst.CSTNode, key: str, safety: str) -> Optional[Fix]:
     """Airflow's replacement inside the string's `{{ }}`, in its own quotes."""
     if key not in TEMPLATE_FIXES or not isinstance(node, cst.SimpleString):
         return None
-    fixed = _EXPRESSION.sub(lambda m: "{{" + _replace_names(m.group(1)) + "}}", node.value)
+    fixed = _EXPRESSION.sub(lambda m: "{{" + _replace_names(m.group(1)) + m.group(0)[2 + len(m.group(1)):],
+                            node.value)
     if fixed == node.value:
         return None
     return Fix("use Airflow's replacements for removed template variables", safety,

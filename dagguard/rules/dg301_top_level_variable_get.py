@@ -6,6 +6,7 @@ from typing import Iterable, Optional
 
 import libcst as cst
 
+from dagguard.model.call_chains import CallChain, CallFollower
 from dagguard.model.dags import FileModel, ParseTimeCall
 from dagguard.model.scope import ConstantBinding, Scope
 from dagguard.rules.base import Report, Rule, RuleContext
@@ -34,7 +35,8 @@ def _hook_instance(expr: cst.BaseExpression, scope: Scope) -> bool:
 def describe_parse_time_read(call: ParseTimeCall) -> Optional[str]:
     """`Variable.get()` etc. when the call reads a Variable, Connection or runs a hook query."""
     func = call.node.func
-    assert isinstance(func, cst.Attribute)
+    if not isinstance(func, cst.Attribute):
+        return None
     method = func.attr.value
     owner = call.scope.qualname(func.value)
     if method in VARIABLE_METHODS and _airflow_class(owner, "Variable"):
@@ -53,6 +55,7 @@ class TopLevelVariableGet(Rule):
     summary = "Variable/Connection reads or hook queries run at every parse of the DAG file"
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
+        helpers = CallFollower(_reads)
         for call in file.parse_time_calls:
             what = describe_parse_time_read(call)
             if what is not None:
@@ -60,5 +63,39 @@ class TopLevelVariableGet(Rule):
                     node=call.node,
                     message=f"{what} runs at module level, on every parse of this file by the "
                             "DAG processor, and hits the metadata DB or an external system each time",
-                    help='read it inside a task, or use a template such as "{{ var.value.my_key }}"',
+                    help=HELP,
                 )
+                continue
+            # A project function called here runs its body now: its reads are paid at this call.
+            chains = helpers.chains(call.node, call.scope)
+            if chains:
+                yield Report(node=call.node, message=_chain_message(chains, context), help=HELP_CALL)
+
+
+HELP = 'read it inside a task, or use a template such as "{{ var.value.my_key }}"'
+HELP_CALL = 'call it inside a task, or have it return a template such as "{{ var.value.my_key }}"'
+
+
+def _reads(call: cst.Call, scope: Scope) -> bool:
+    return describe_parse_time_read(ParseTimeCall(call, scope)) is not None
+
+
+def _chain_message(chains: list[CallChain], context: RuleContext) -> str:
+    """`get_config()` (common/config.py:12) calls Variable.get("x") at parse time..."""
+    chain = chains[0]
+    steps = [f"`{step.name}()` ({context.place_of(step.path, step.module, step.call)})" for step in chain.steps]
+    read = _shown_read(chain.found, describe_parse_time_read(ParseTimeCall(chain.found, chain.scope)) or "")
+    parts = [*steps, read]
+    path = f"{parts[0]} calls {parts[1]}" + "".join(f", which calls {part}" for part in parts[2:])
+    others = len({id(other.found) for other in chains}) - 1   # a read reached two ways is one
+    more = f" (and {others} more such read{'s' if others > 1 else ''})" if others else ""
+    return (f"{path}{more} when the file is parsed: on every parse of this file the DAG processor "
+            "hits the metadata DB or an external system")
+
+
+def _shown_read(call: cst.Call, what: str) -> str:
+    """`Variable.get("orders_table")`: the read, with its key when written as a literal."""
+    first = call.args[0].value if call.args and call.args[0].keyword is None else None
+    if what.endswith("()") and isinstance(first, cst.SimpleString) and len(first.value) <= 60:
+        return f"{what[:-1]}{first.value})"
+    return what

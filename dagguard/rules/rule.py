@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Optional
 
 from dagguard.model.branch_path import BranchPath
 
@@ -19,11 +19,18 @@ if TYPE_CHECKING:
     from dagguard.rules.base import Report
 
 
+def _no_place(path: Optional[Path], module: Any, node: Any) -> str:
+    return str(path) if path is not None else "this file"
+
+
 @dataclass(frozen=True)
 class RuleContext:
     path: Path
     settings: "Settings"
     now: dt.datetime
+    # `common/config.py:12`: where a node of this file (path and module None) or of a project
+    # module is, for a message naming a place other than the finding's. The engine locates it.
+    place_of: Callable[[Optional[Path], Any, Any], str] = _no_place
 
 
 @dataclass(frozen=True)

@@ -155,7 +155,11 @@ def test_another_day_rechecks_the_same_day_does_not(tmp_path: Path, parses: list
 
 
 @pytest.mark.parametrize("damage", ["truncated", "garbage", "foreign", "empty", "bad-checksum"])
-def test_a_damaged_entry_is_ignored_and_rewritten(dags: Path, tmp_path: Path, parses: list[int], damage: str) -> None:
+def test_a_damaged_entry_is_ignored_and_rewritten(dags: Path, tmp_path: Path, parses: list[int], damage: str,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # From the checkout, the working folder is a module root: DG301 would follow the example
+    # DAGs' IntervalMergeOperator(...) into dagguard's own modules, parses this test does not count.
+    monkeypatch.chdir(tmp_path)
     cache = tmp_path / "cache"
     cold = _check([dags], cache)
     for entry in _entries(cache):

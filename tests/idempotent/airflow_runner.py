@@ -15,11 +15,14 @@ from airflow.utils.db import initdb
 
 def main() -> None:
     initdb()
+    if os.environ.get("DAGGUARD_ICEBERG_URL"):
+        print(f"ICEBERG_URL={os.environ['DAGGUARD_ICEBERG_URL']}", flush=True)
     sys.path.insert(0, os.environ["AIRFLOW__CORE__DAGS_FOLDER"])
     import dag_orders
 
     logical_date = datetime(2026, 1, 5, tzinfo=timezone.utc)
-    for dag in (dag_orders.orders_dag, dag_orders.orders_dag, dag_orders.trigger_dag):
+    iceberg = (dag_orders.iceberg_dag,) * 2 if hasattr(dag_orders, "iceberg_dag") else ()
+    for dag in (dag_orders.orders_dag, dag_orders.orders_dag, dag_orders.trigger_dag, *iceberg):
         run = dag.test(logical_date=logical_date)
         print(f"STATE {dag.dag_id} {run.state}", flush=True)
 

@@ -15,8 +15,8 @@ UTC = timezone.utc
 DAY1 = Interval(datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 1, 2, tzinfo=UTC))
 DAY2 = Interval(datetime(2026, 1, 2, tzinfo=UTC), datetime(2026, 1, 3, tzinfo=UTC))
 
-ENGINES = ["sqlite", "duckdb", "postgres"]
-TIMESTAMP_TYPE = {"sqlite": "TEXT", "duckdb": "TIMESTAMPTZ", "postgres": "timestamptz"}
+ENGINES = ["sqlite", "duckdb", "postgres", "iceberg", "iceberg-day"]
+TIMESTAMP_TYPE = {"sqlite": "TEXT", "duckdb": "TIMESTAMPTZ", "postgres": "timestamptz", "iceberg": "TIMESTAMPTZ"}
 
 
 def at(day: int, hour: int = 0, minute: int = 0, micro: int = 0) -> datetime:
@@ -51,6 +51,12 @@ class Database:
     @property
     def ts(self) -> str:
         return TIMESTAMP_TYPE[self.dialect]
+
+    def create_schema(self, name: str) -> None:
+        self.run(f"CREATE SCHEMA {name}")
+
+    def drop(self, table: str = "events") -> None:
+        self.run(f"DROP TABLE IF EXISTS {table}")
 
     def run(self, sql: str, params: tuple[Any, ...] = ()) -> None:
         conn = self.connect()
@@ -107,6 +113,10 @@ def events(*specs: tuple[Any, datetime, Any]) -> list[dict[str, Any]]:
 
 def make_database(dialect: str, request: Any, tmp_path: Path) -> Database:
     """A fresh database on `dialect`; PostgreSQL comes from the session's server."""
+    if dialect.startswith("iceberg"):
+        from tests.idempotent.iceberg_helpers import iceberg_database
+
+        return iceberg_database(tmp_path, partitioned=dialect == "iceberg-day")
     if dialect == "sqlite":
         return sqlite_database(tmp_path)
     if dialect == "duckdb":

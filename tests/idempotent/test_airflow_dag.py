@@ -39,6 +39,7 @@ def airflow_run(tmp_path_factory):
                                       (4, '2026-01-03 11:00:00.000000+00:00', 2.0);
     """)
     conn.commit()
+    iceberg_url = _iceberg_catalog(base)
     env = {key: value for key, value in os.environ.items() if not key.startswith("AIRFLOW")}
     env.update({
         "AIRFLOW_HOME": str(home),
@@ -48,12 +49,56 @@ def airflow_run(tmp_path_factory):
         # A sqlite:/// URI breaks SqliteHook; JSON with an absolute host works (FACTS.md).
         "AIRFLOW_CONN_WAREHOUSE": json.dumps({"conn_type": "sqlite", "host": str(warehouse)}),
     })
+    if iceberg_url:
+        env["DAGGUARD_ICEBERG_URL"] = iceberg_url
     result = subprocess.run([sys.executable, str(HERE / "airflow_runner.py")], cwd=REPO, env=env,
                             capture_output=True, text=True, timeout=300)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-4000:]
     yield conn, output
     conn.close()
+
+
+def _iceberg_catalog(base: Path) -> str | None:
+    """An Iceberg SQL catalog with an empty analytics.signups, and its URL; None without pyiceberg."""
+    try:
+        from pyiceberg.catalog.sql import SqlCatalog
+        from pyiceberg.schema import Schema
+        from pyiceberg.types import LongType, NestedField, StringType, TimestamptzType
+    except ImportError:
+        return None
+    lake = base / "lake"
+    lake.mkdir()
+    catalog = SqlCatalog("default", uri=f"sqlite:///{lake}/catalog.db", warehouse=f"file://{lake}")
+    catalog.create_namespace("analytics")
+    catalog.create_table("analytics.signups", Schema(
+        NestedField(1, "user_id", LongType()), NestedField(2, "signed_up_at", TimestamptzType()),
+        NestedField(3, "plan", StringType())))
+    catalog.close()
+    return f"iceberg+sqlite:///{lake}/catalog.db?warehouse=file://{lake}"
+
+
+def test_the_decorator_writes_an_iceberg_table_once_across_two_runs(airflow_run):
+    """@idempotent_write with an iceberg+sqlite:// conn_id, run twice by dag.test(): one copy,
+    the rerun commits no snapshot, and the ledger names the task."""
+    pytest.importorskip("pyiceberg")
+    from dagguard.idempotent import read_ledger
+    from dagguard.idempotent.engines.iceberg_catalog import open_catalog
+
+    _, output = airflow_run
+    assert output.count("STATE signups_iceberg success") == 2, output[-4000:]
+    url = next(line.split("=", 1)[1] for line in output.splitlines() if line.startswith("ICEBERG_URL="))
+    catalog = open_catalog(url)
+    table = catalog.load_table("analytics.signups")
+    rows = sorted(table.scan().to_arrow().to_pylist(), key=lambda row: row["user_id"])
+    assert [(r["user_id"], r["signed_up_at"].hour, r["plan"]) for r in rows] == [
+        (i, i, "pro-2026-01-05") for i in range(3)]
+    data_commits = {s.summary.additional_properties.get("dagguard.interval") for s in table.snapshots()}
+    catalog.close()
+    assert data_commits == {"2026-01-04T00:00:00+00:00/2026-01-05T00:00:00+00:00"}
+    entries = read_ledger(url).entries
+    assert [(e.dag_id, e.task_id, e.rows_inserted) for e in entries] == [
+        ("signups_iceberg", "export_signups", 3), ("signups_iceberg", "export_signups", 0)]
 
 
 def test_running_the_same_logical_date_twice_leaves_one_copy(airflow_run):

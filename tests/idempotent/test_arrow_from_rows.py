@@ -98,9 +98,10 @@ def test_a_violation_in_converted_rows_names_the_row_as_given():
 
 
 def _table(db, name):
-    db.run(f"CREATE TABLE {name} (k INTEGER, ts {db.ts}, ds {'TEXT' if db.dialect == 'sqlite' else 'date'}, "
-           f"v TEXT, amount {'REAL' if db.dialect == 'sqlite' else 'double precision'}, "
-           f"ok {'INTEGER' if db.dialect == 'sqlite' else 'boolean'})")
+    sqlite, iceberg = db.dialect == "sqlite", db.dialect == "iceberg"
+    db.create(name, f"k INTEGER, ts {db.ts}, ds {'TEXT' if sqlite else 'date'}, v TEXT, "
+                    f"amount {'REAL' if sqlite else 'DOUBLE' if iceberg else 'double precision'}, "
+                    f"ok {'INTEGER' if sqlite else 'boolean'}")
     return name
 
 

@@ -27,6 +27,8 @@ def _caller_insert(conn, db, copy_v_to: str | None = None) -> None:
 
 @pytest.mark.parametrize("strategy", ["replace", "merge"])
 def test_the_callers_uncommitted_rows_survive_a_write(db, strategy):
+    if db.dialect == "iceberg":
+        pytest.skip("SQL-specific: a pyiceberg Catalog has no transaction a caller could leave open")
     db.create()
     batch = events((1, at(1, 1), "a"), (2, at(1, 2), "b"))
     conn = db.connect()

@@ -76,6 +76,7 @@ def test_cli_exit_1_flags_an_interval_written_with_different_rows(db):
     ("mysql://db/x", "unsupported database URL scheme 'mysql'"),
     ("not-a-url", "is not a database URL"),
     ("postgresql://nobody@127.0.0.1:1/x", "cannot connect to postgresql://nobody@127.0.0.1:1/x"),
+    ("iceberg+sqlite:////nonexistent/dir/x.db", "no Iceberg SQL catalog at '/nonexistent/dir/x.db'"),
 ])
 def test_cli_exit_2_with_one_line_on_connection_errors(url, message):
     result = _cli("--conn", url)

@@ -19,7 +19,7 @@ from tests.idempotent.helpers import at  # noqa: E402
 
 DAYS = [Interval(at(d), at(d + 1)) for d in (1, 2, 3)]
 MICRO = timedelta(microseconds=1)
-EXAMPLES = {"sqlite": 30, "duckdb": 20, "postgres": 12}
+EXAMPLES = {"sqlite": 30, "duckdb": 20, "postgres": 12, "iceberg": 8}
 
 
 def instants(interval: Interval):
@@ -67,7 +67,7 @@ _row_id_names = itertools.cycle(ROW_ID_NAMES)
 
 
 def _reset(db) -> None:
-    db.run("DROP TABLE IF EXISTS events")
+    db.drop("events")
     if db.dialect == "sqlite":
         db.row_id_name = next(_row_id_names)
         db.create(columns=f"k INTEGER, ts {{ts}}, v TEXT, {db.row_id_name} TEXT")
@@ -212,7 +212,7 @@ def test_a_row_at_the_end_instant_rejects_the_whole_batch(db):
     check()
 
 
-NANO_TYPE = {"sqlite": "TEXT", "duckdb": "TIMESTAMPTZ_NS", "postgres": "timestamptz"}
+NANO_TYPE = {"sqlite": "TEXT", "duckdb": "TIMESTAMPTZ_NS", "postgres": "timestamptz", "iceberg": "TIMESTAMPTZ"}
 
 
 def nanosecond_batches(interval: Interval, max_size: int = 5, rounded=st.booleans()):
@@ -255,7 +255,7 @@ def test_nanoseconds_are_kept_or_refused_never_rounded(db):
     @given(existing=nanosecond_batches(DAYS[1], rounded=st.just(True)), batch=nanosecond_batches(DAYS[1]),
            strategy=STRATEGY)
     def check(existing, batch, strategy):
-        db.run("DROP TABLE IF EXISTS events")
+        db.drop("events")
         db.create("events", f"k INTEGER, ts {NANO_TYPE[db.dialect]}, v TEXT")
         _write_ns(db, existing, strategy)
         before = _stored_nanoseconds(db)
@@ -289,6 +289,8 @@ def test_an_open_caller_transaction_is_refused_or_joined_never_lost(db):
     from tests.idempotent.test_caller_transaction import _caller_insert, CALLERS_ROW
 
     assert not DAYS[0].contains(CALLERS_ROW[1])  # the caller's row lies in another interval
+    if db.dialect == "iceberg":
+        pytest.skip("SQL-specific: a pyiceberg Catalog has no transaction a caller could leave open")
 
     @_settings(db)
     @given(existing=batches(DAYS[0]), rows=batches(DAYS[0]), strategy=STRATEGY, commit=st.booleans())

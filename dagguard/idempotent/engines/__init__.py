@@ -7,7 +7,7 @@ from typing import Any
 from dagguard.idempotent.engines.base import Engine
 from dagguard.idempotent.errors import UnsupportedConnectionError
 
-SUPPORTED = "sqlite3, duckdb and psycopg (3) connections"
+SUPPORTED = "sqlite3, duckdb and psycopg (3) connections, pyiceberg catalogs"
 
 
 def engine_for(connection: Any) -> Engine:
@@ -25,6 +25,10 @@ def engine_for(connection: Any) -> Engine:
         from dagguard.idempotent.engines.postgres import PostgresEngine
 
         return PostgresEngine(connection)
+    if module == "pyiceberg":  # a pyiceberg Catalog (SqlCatalog, RestCatalog, ...)
+        from dagguard.idempotent.engines.iceberg import IcebergEngine
+
+        return IcebergEngine(connection)
     if module == "psycopg2":
         raise UnsupportedConnectionError(
             "psycopg2 connections are not supported; pass a psycopg 3 connection "

@@ -1,5 +1,6 @@
 """DAGs for dagguard's Airflow end-to-end test (copied into a temporary dags folder)."""
 
+import os
 from datetime import datetime, timezone
 
 from airflow.sdk import CronDataIntervalTimetable, dag, task
@@ -40,3 +41,20 @@ def signups_trigger_cron():
 
 orders_dag = orders_daily()
 trigger_dag = signups_trigger_cron()
+
+
+# The same decorator writing an Apache Iceberg table, when the test made a catalog for it.
+if os.environ.get("DAGGUARD_ICEBERG_URL"):
+    @dag(dag_id="signups_iceberg", schedule=CronDataIntervalTimetable("0 0 * * *", timezone="UTC"),
+         start_date=START, catchup=False)
+    def signups_iceberg():
+        @task
+        @idempotent_write(conn_id=os.environ["DAGGUARD_ICEBERG_URL"], table="analytics.signups",
+                          time_column="signed_up_at", unique_key=["user_id"], strategy="merge")
+        def export_signups(data_interval_start=None, ds=None):
+            return [{"user_id": i, "signed_up_at": data_interval_start.replace(hour=i), "plan": f"pro-{ds}"}
+                    for i in range(3)]
+
+        export_signups()
+
+    iceberg_dag = signups_iceberg()

@@ -1,0 +1,349 @@
+"""Apache Iceberg through pyiceberg: `conn` is a pyiceberg Catalog, `table` is `namespace.table`
+(a bare name is in the namespace `default`, as Spark's and Trino's Iceberg catalogs resolve it).
+
+Every strategy is one catalog commit of `Transaction.overwrite(rows, overwrite_filter=<the
+interval or partition>)`: replace and overwrite_partition write the batch, merge writes the
+interval's rows merged with the batch in Arrow (pyiceberg's `upsert` matches keys across the
+whole table, not the interval, and has no delete_missing). pyiceberg records the commit as a
+delete snapshot and an append snapshot; the table's current snapshot moves from the old state
+to the new one at once, so a reader sees one or the other.
+
+Concurrency: the commit carries pyiceberg's requirement that the main branch still points to
+the snapshot this write read (AssertRefSnapshotId). pyiceberg's own retry, which rebuilds the
+commit on the newer snapshot, is turned off for the write: a merge computed from rows another
+writer has since changed must not land. dagguard retries instead, from the read: reload,
+re-read the interval, re-plan, commit; after `max_attempts` conflicts, ConcurrentWriteError.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import warnings
+from typing import Any, Callable
+
+from dagguard.idempotent.arrow.batch import ArrowBatch
+from dagguard.idempotent.batch import AnyBatch
+from dagguard.idempotent.errors import (ConcurrentWriteError, ConnectionFailedError, DatabaseRefusedError,
+                                        IdempotentWriteError, IntervalViolationError, LedgerError,
+                                        TargetTableError)
+from dagguard.idempotent.identifiers import TableName
+from dagguard.idempotent.interval import Interval
+from dagguard.idempotent.ledger import RunInfo
+
+DEFAULT_NAMESPACE = "default"
+# Summary properties of the data commit: the write it records, atomically with the rows.
+PROPERTY_PREFIX = "dagguard."
+
+
+class IcebergEngine:
+    """A pyiceberg Catalog plus what write_interval needs from it. Not a SQL engine: the write
+    path hands it the validated batch whole (see write_batch)."""
+
+    dialect = "iceberg"
+    max_attempts = 20
+    case_insensitive_names = False
+
+    def __init__(self, catalog: Any) -> None:
+        import pyiceberg
+
+        self.connection = catalog
+        self.version = tuple(int(part) for part in pyiceberg.__version__.split(".")[:3] if part.isdigit())
+
+    @property
+    def description(self) -> str:
+        """`iceberg 0.12.0` (pyiceberg's version), for messages and results."""
+        return f"{self.dialect} {'.'.join(str(v) for v in self.version)}"
+
+    def close(self) -> None:
+        """Close the catalog (called only for catalogs dagguard opened from a URL)."""
+        if hasattr(self.connection, "close"):
+            self.connection.close()
+
+    # -- the table ---------------------------------------------------------------------------
+    @staticmethod
+    def identifier(table: TableName) -> tuple[str, ...]:
+        """The catalog identifier of `table`: its namespace parts and its name."""
+        return table.parts if len(table.parts) > 1 else (DEFAULT_NAMESPACE, table.name)
+
+    def load(self, table: TableName) -> Any:
+        """The pyiceberg Table, or None when its namespace or the table does not exist."""
+        from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
+
+        try:
+            return self.connection.load_table(self.identifier(table))
+        except (NoSuchTableError, NoSuchNamespaceError):
+            return None
+        except Exception as exc:  # the catalog's own transport or database errors
+            raise ConnectionFailedError(
+                f"cannot read table {table} from the Iceberg catalog {getattr(self.connection, 'name', '')!r}: "
+                f"{type(exc).__name__}: {' '.join(str(exc).split())}") from exc
+
+    def table_columns(self, table: TableName) -> dict[str, str] | None:
+        """Column name -> Iceberg type (`timestamptz`, `long`...), or None when there is no table."""
+        loaded = self.load(table)
+        return None if loaded is None else columns_of(loaded)
+
+    @staticmethod
+    def timestamp_digits(declared_type: str) -> int:
+        """Iceberg timestamps keep microseconds; format v3's timestamp_ns and timestamptz_ns nanoseconds."""
+        return 9 if declared_type.endswith("_ns") else 6
+
+    # -- the write ---------------------------------------------------------------------------
+    def write_batch(self, spec: Any, batch: AnyBatch, interval: Interval, checksum: str | None,
+                    run: RunInfo, observer: Callable[[int, str], None] | None = None) -> Any:
+        """Write the validated batch as the interval's content in one commit, retrying a commit
+        that lost to a concurrent writer from a fresh read; then append the ledger row."""
+        from dagguard.idempotent.checksum import batch_checksum
+
+        checksum = checksum or batch_checksum(batch)
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                outcome = self._write_once(spec, batch, interval, checksum, run, observer)
+                break
+            except Exception as exc:
+                if isinstance(exc, UnicodeEncodeError):  # a lone surrogate, when Parquet encodes text
+                    from dagguard.idempotent.write import _unencodable
+
+                    raise IntervalViolationError(_unencodable(batch, exc, spec.table, interval)) from exc
+                if not is_conflict(exc):
+                    if isinstance(exc, IdempotentWriteError) or not _from_the_library(exc):
+                        raise
+                    raise DatabaseRefusedError(
+                        f"the iceberg catalog refused the write of {spec.table} for {interval}; nothing was "
+                        f"committed: {type(exc).__name__}: {' '.join(str(exc).split())}") from exc
+                if attempt == self.max_attempts:
+                    raise ConcurrentWriteError(
+                        f"gave up writing {spec.table} {interval} after {attempt} commits that lost to "
+                        f"concurrent writers: {' '.join(str(exc).split())}") from exc
+                time.sleep(min(1.0, 0.01 * 2 ** attempt) * random.uniform(0.5, 1.5))
+        return self._finish(spec, batch, interval, checksum, run, outcome)
+
+    def _write_once(self, spec: Any, batch: AnyBatch, interval: Interval, checksum: str, run: RunInfo,
+                    observer: Callable[[int, str], None] | None) -> tuple[int, int, int]:
+        """One attempt: read the interval at the table's current snapshot, plan, commit onto that
+        snapshot. Returns (inserted, updated, deleted)."""
+        from dagguard.idempotent.checksum import arrow_checksum
+        from dagguard.idempotent.engines import iceberg_rows
+        from dagguard.idempotent.precision import check_precision
+        from dagguard.idempotent.write import _check_target
+
+        loaded = self.load(spec.table)
+        columns = columns_of(loaded) if loaded is not None else None
+        _check_target(self, spec, batch, columns)
+        name = str(spec.table)
+        if len(batch):
+            check_precision(batch, columns, self.timestamp_digits, name)
+        scope = self._scope(spec, columns, interval)
+        table = _without_library_retries(loaded)
+        schema = table.schema().as_arrow()
+        rows = iceberg_rows.as_table(batch, schema, name)
+        scan = table.scan(row_filter=scope)
+        if spec.strategy == "merge" and self._holds_exactly(table, scan, interval, batch, schema, checksum):
+            return 0, 0, 0  # the interval is the batch: merging it changes nothing
+        if spec.strategy == "merge":
+            current = scan.to_arrow()
+            stored = len(current)
+            plan = iceberg_rows.plan_merge(current, rows, batch.columns, spec.unique_key, spec.delete_missing)
+            if observer:
+                observer(0, f"SCAN {name} WHERE {scope}")
+            if not plan.changes:
+                return 0, 0, 0
+            new_rows, counts = plan.rows, (plan.inserted, plan.updated, plan.deleted)
+        else:
+            stored = scan.count()
+            if observer:
+                observer(0, f"SCAN {name} WHERE {scope}")
+            if not len(rows) and not stored:
+                return 0, 0, 0
+            if len(rows) == stored and self._holds_exactly(table, scan, interval, batch, schema, checksum, rows):
+                # A rerun: the interval holds exactly these rows, so no snapshot is written.
+                return 0, 0, 0
+            new_rows, counts = rows, (len(rows), 0, stored)
+        self._commit(table, new_rows, scope, stored, _summary(spec, interval, checksum, run, len(new_rows)),
+                     lambda: observer(1, f"OVERWRITE {name} WHERE {scope} (files written, commit pending)")
+                     if observer else None)
+        return counts
+
+    def _holds_exactly(self, table: Any, scan: Any, interval: Interval, batch: AnyBatch, schema: Any,
+                       checksum: str, rows: Any = None) -> bool:
+        """Does the scope hold exactly the batch's rows? Asked only of a rerun (the newest commit
+        of the interval recorded this checksum) whose batch has every column; answered from the
+        metadata when the scope's files are that commit's, else by comparing the rows' checksums
+        (when `rows`, the batch typed as the table, is given)."""
+        from dagguard.idempotent.checksum import arrow_checksum
+
+        last = self.last_write(table, interval)
+        if set(batch.columns) != set(schema.names) or last is None or last[0] != checksum:
+            return False
+        # The commit's batch was this one; its scope held only the batch's rows (a merge that
+        # kept other rows wrote more), and still holds that commit's files: exactly this batch.
+        written = last[1].summary.additional_properties.get(PROPERTY_PREFIX + "scope_rows")
+        if written == str(len(batch)) and _still_its_files(table, scan, last[1]):
+            return True
+        names = tuple(schema.names)
+        return rows is not None and (arrow_checksum(ArrowBatch(names, scan.to_arrow()))
+                                     == arrow_checksum(ArrowBatch(names, rows)))
+
+    def _scope(self, spec: Any, columns: dict[str, str], interval: Interval) -> Any:
+        """The Iceberg filter of the rows this write owns: the interval's, or the partition's."""
+        from dagguard.idempotent.engines import iceberg_rows
+
+        if spec.strategy == "overwrite_partition":
+            return iceberg_rows.partition_filter(spec.partition_column, columns[spec.partition_column],
+                                                 interval.partition_key)
+        kind = columns[spec.time_column]
+        if not kind.startswith("timestamp"):
+            raise TargetTableError(
+                f"the time column {spec.time_column!r} of {spec.table} is an Iceberg {kind}, not a timestamp "
+                f"or timestamptz; the interval cannot be selected on it")
+        return iceberg_rows.interval_filter(spec.time_column, kind, interval.start, interval.end)
+
+    def _commit(self, table: Any, rows: Any, scope: Any, stored: int, properties: dict[str, str],
+                before_commit: Callable[[], None]) -> None:
+        """Stage the overwrite of `scope` with `rows`, check the staged table's row count, commit."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "Delete operation did not match any records"
+            transaction = table.transaction()
+            transaction.overwrite(rows, overwrite_filter=scope, snapshot_properties=properties)
+        _check_staged_count(table, transaction, stored, len(rows))
+        before_commit()
+        transaction.commit_transaction()
+
+    @staticmethod
+    def last_write(table: Any, interval: Interval) -> tuple[str, Any] | None:
+        """(checksum, snapshot) of the newest snapshot dagguard committed for `interval`, from
+        the snapshots' summaries (kept until the snapshots expire)."""
+        key = _interval_key(interval)
+        snapshots = sorted(table.metadata.snapshots, key=lambda s: (s.sequence_number or 0, s.timestamp_ms))
+        for snapshot in reversed(snapshots):
+            summary = snapshot.summary.additional_properties if snapshot.summary else {}
+            if summary.get(PROPERTY_PREFIX + "interval") == key:
+                return summary.get(PROPERTY_PREFIX + "checksum", ""), snapshot
+        return None
+
+    def _finish(self, spec: Any, batch: AnyBatch, interval: Interval, checksum: str, run: RunInfo,
+                counts: tuple[int, int, int]) -> Any:
+        """Append the ledger row and describe the write."""
+        from dagguard.idempotent.engines import iceberg_ledger
+        from dagguard.idempotent.write import WriteResult
+
+        inserted, updated, deleted = counts
+        row = iceberg_ledger.ledger_row(run, str(spec.table), interval.start, interval.end, spec.strategy,
+                                        (len(batch), inserted, updated, deleted), checksum)
+        namespace = self.identifier(spec.table)[:-1]
+        for attempt in range(1, 11):
+            try:
+                iceberg_ledger.append_row(iceberg_ledger.ledger_table(self.connection, namespace), row)
+                break
+            except Exception as exc:
+                if not is_conflict(exc) or attempt == 10:
+                    raise LedgerError(
+                        f"the write of {spec.table} {interval} was committed, but its row in "
+                        f"{'.'.join(namespace)}.dagguard_write_log could not be appended: "
+                        f"{type(exc).__name__}: {' '.join(str(exc).split())}") from exc
+                time.sleep(0.05 * attempt * random.uniform(0.5, 1.5))
+        return WriteResult(
+            table=str(spec.table), interval_start=interval.start.isoformat(),
+            interval_end=interval.end.isoformat(), strategy=spec.strategy, rows_inserted=inserted,
+            rows_updated=updated, rows_deleted=deleted, row_count=len(batch), checksum=checksum,
+            engine=self.description)
+
+    def read_ledger(self, table: str | None) -> Any:
+        """Every ledger row of the catalog's namespaces (see iceberg_ledger)."""
+        from dagguard.idempotent.engines import iceberg_ledger
+
+        return iceberg_ledger.read_entries(self.connection, table)
+
+
+def columns_of(table: Any) -> dict[str, str]:
+    """A pyiceberg Table's top-level columns and their Iceberg types."""
+    return {field.name: str(field.field_type) for field in table.schema().fields}
+
+
+def _still_its_files(table: Any, scan: Any, snapshot: Any) -> bool:
+    """True when the files the scan reads are exactly the data files `snapshot` added, with no
+    delete files: Iceberg files never change, so the scope then holds exactly the rows that
+    commit wrote (whose checksum its summary records). Metadata only, no row is read; anything
+    else (a file rewritten or added since, a file the scope's filter cannot prune) is False,
+    and the caller compares the rows."""
+    added = set()
+    for manifest in snapshot.manifests(table.io):
+        for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=True):
+            if entry.snapshot_id == snapshot.snapshot_id and int(entry.status) == 1:  # ADDED
+                added.add(entry.data_file.file_path)
+    tasks = list(scan.plan_files())
+    return not any(task.delete_files for task in tasks) and {task.file.file_path for task in tasks} == added
+
+
+def _interval_key(interval: Interval) -> str:
+    return f"{interval.start.isoformat()}/{interval.end.isoformat()}"
+
+
+def _summary(spec: Any, interval: Interval, checksum: str, run: RunInfo, written: int) -> dict[str, str]:
+    """The data commit's summary properties: what the ledger row says, atomically with the rows,
+    and how many rows the scope holds after it (a merge keeps rows its batch lacks)."""
+    values = {"interval": _interval_key(interval), "checksum": checksum, "strategy": spec.strategy,
+              "scope_rows": written,
+              "dag_id": run.dag_id, "task_id": run.task_id, "run_id": run.run_id, "try_number": run.try_number}
+    return {PROPERTY_PREFIX + key: str(value) for key, value in values.items() if value is not None}
+
+
+def _without_library_retries(table: Any) -> Any:
+    """`table` whose commits pyiceberg does not retry (commit.retry.num-retries 0, in memory only:
+    the catalog's table keeps its properties). pyiceberg's retry re-applies the write on the
+    newer snapshot; dagguard's re-reads the interval first."""
+    from pyiceberg.table import Table
+
+    properties = {**table.metadata.properties, "commit.retry.num-retries": "0"}
+    metadata = table.metadata.model_copy(update={"properties": properties})
+    return Table(table.name(), metadata=metadata, metadata_location=table.metadata_location,
+                 io=table.io, catalog=table.catalog)
+
+
+def _check_staged_count(table: Any, transaction: Any, stored: int, written: int) -> None:
+    """Refuse to commit a staged table whose row count is not the old count less the rows in
+    scope plus the rows written: an overwrite that kept old files beside the new ones
+    (pyiceberg #3758 duplicated rows of day-partitioned tables so) would double rows."""
+    before = _total_records(table.metadata.current_snapshot())
+    after = _total_records(transaction.table_metadata.current_snapshot())
+    if before is None or after is None:
+        return
+    if after != before - stored + written:
+        raise DatabaseRefusedError(
+            f"pyiceberg staged an overwrite of {'.'.join(table.name())} leaving {after} rows where "
+            f"{before - stored + written} were expected ({before} before, {stored} in scope, {written} "
+            f"written), so old rows would have stayed beside the new ones; nothing was committed")
+
+
+def _total_records(snapshot: Any) -> int | None:
+    if snapshot is None:
+        return 0
+    value = (snapshot.summary.additional_properties if snapshot.summary else {}).get("total-records")
+    return int(value) if value is not None else None
+
+
+def is_conflict(exc: BaseException) -> bool:
+    """A commit that lost to a concurrent writer (or a catalog database busy with one): a retry
+    from a fresh read resolves it."""
+    from pyiceberg.exceptions import CommitFailedException, ValidationException
+
+    if isinstance(exc, (CommitFailedException, ValidationException)):
+        return True
+    text = str(exc).lower()
+    return type(exc).__module__.startswith("sqlalchemy") and ("database is locked" in text or "busy" in text)
+
+
+_LIBRARIES = ("pyiceberg", "pyarrow", "sqlalchemy", "sqlite3", "psycopg", "requests")
+
+
+def _from_the_library(exc: BaseException) -> bool:
+    """Did pyiceberg, pyarrow or the catalog's database raise `exc` (not dagguard's own code)?
+    pyiceberg raises plain ValueErrors too: the frame that raised tells."""
+    if type(exc).__module__.split(".", 1)[0] in _LIBRARIES:
+        return True
+    trace = exc.__traceback__
+    while trace is not None and trace.tb_next is not None:
+        trace = trace.tb_next
+    filename = trace.tb_frame.f_code.co_filename if trace is not None else ""
+    return any(f"/{library}/" in filename for library in _LIBRARIES)

@@ -1,0 +1,98 @@
+"""The ledger of an Iceberg catalog: an Iceberg table `dagguard_write_log` in each namespace
+dagguard writes to, with the columns of the SQL engines' ledger table.
+
+Iceberg cannot commit two tables at once, so the ledger row is appended right after the data
+commit: a writer killed between the two leaves the data written and its row missing (a later
+rerun then rewrites the interval instead of recognising it). The data snapshot itself carries
+the write's interval and checksum in its summary (`dagguard.*` properties), atomically.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from dagguard.idempotent.ledger import _COLUMNS, LEDGER_TABLE, LedgerEntry, LedgerReport, RunInfo, find_conflicts
+
+_INTEGERS = frozenset(("try_number", "row_count", "rows_inserted", "rows_updated", "rows_deleted"))
+_TIMES = frozenset(("interval_start", "interval_end", "written_at"))
+
+
+def ledger_schema() -> Any:
+    """The Iceberg schema of the ledger table."""
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import LongType, NestedField, StringType, TimestamptzType
+
+    def kind(name: str) -> Any:
+        return LongType() if name in _INTEGERS else TimestamptzType() if name in _TIMES else StringType()
+
+    return Schema(*(NestedField(at, name, kind(name), required=False) for at, name in enumerate(_COLUMNS, 1)))
+
+
+def ledger_table(catalog: Any, namespace: tuple[str, ...]) -> Any:
+    """The namespace's ledger table, created on first use (a concurrent creator wins harmlessly)."""
+    from pyiceberg.exceptions import NoSuchTableError, TableAlreadyExistsError
+
+    identifier = (*namespace, LEDGER_TABLE)
+    try:
+        return catalog.load_table(identifier)
+    except NoSuchTableError:
+        pass
+    try:
+        return catalog.create_table(identifier, ledger_schema())
+    except TableAlreadyExistsError:
+        return catalog.load_table(identifier)
+
+
+def ledger_row(run: RunInfo, table: str, start: datetime, end: datetime, strategy: str,
+               counts: tuple[int, int, int, int], checksum: str) -> dict[str, Any]:
+    """One ledger row, as the SQL engines' record_write() writes it."""
+    row_count, inserted, updated, deleted = counts
+    values = (run.dag_id, run.task_id, run.run_id, run.try_number, table, start, end, strategy,
+              row_count, inserted, updated, deleted, checksum, datetime.now(timezone.utc))
+    return dict(zip(_COLUMNS, values))
+
+
+def append_row(ledger: Any, row: dict[str, Any]) -> None:
+    """Append one row; pyiceberg retries an append that lost a race (appends never conflict)."""
+    import pyarrow as pa
+
+    ledger.append(pa.Table.from_pylist([row], schema=ledger.schema().as_arrow()))
+
+
+def read_entries(catalog: Any, table: str | None) -> LedgerReport:
+    """Every namespace's ledger rows (optionally of one target table, `namespace.table`)."""
+    from dagguard.idempotent.errors import LedgerError
+    from dagguard.idempotent.ledger import _text
+
+    rows: list[dict[str, Any]] = []
+    found = False
+    for namespace in _namespaces(catalog):
+        if not catalog.table_exists((*namespace, LEDGER_TABLE)):
+            continue
+        found = True
+        rows += catalog.load_table((*namespace, LEDGER_TABLE)).scan().to_arrow().to_pylist()
+    if not found:
+        raise LedgerError(f"no {LEDGER_TABLE} table in any namespace of this Iceberg catalog: nothing has "
+                          f"been written through dagguard.idempotent here")
+    if table is not None:
+        rows = [row for row in rows if row["table_name"] == table]
+    rows.sort(key=lambda row: (row["written_at"], row["table_name"]))
+    entries = [LedgerEntry(
+        table_name=row["table_name"], interval_start=_text(row["interval_start"]),
+        interval_end=_text(row["interval_end"]), strategy=row["strategy"], row_count=int(row["row_count"]),
+        rows_inserted=int(row["rows_inserted"] or 0), rows_updated=int(row["rows_updated"] or 0),
+        rows_deleted=int(row["rows_deleted"] or 0), checksum=row["checksum"],
+        written_at=_text(row["written_at"]), dag_id=row["dag_id"], task_id=row["task_id"],
+        run_id=row["run_id"], try_number=row["try_number"]) for row in rows]
+    return LedgerReport(tuple(entries), find_conflicts(entries))
+
+
+def _namespaces(catalog: Any) -> list[tuple[str, ...]]:
+    """Every namespace of the catalog, nested ones included."""
+    pending, seen = list(catalog.list_namespaces()), []
+    while pending:
+        namespace = tuple(pending.pop())
+        seen.append(namespace)
+        pending += [n for n in catalog.list_namespaces(namespace) if tuple(n) != namespace and tuple(n) not in seen]
+    return seen
