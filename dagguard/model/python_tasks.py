@@ -160,7 +160,7 @@ class _Analysis:
                         if lookup.key in REMOVED_KEYS:
                             removed.append(lookup)
                 if qual in CLOCK_FUNCTIONS:
-                    if escapes(tree, node):
+                    if escapes(tree, node, returns_xcom=self.depth == 0):
                         clock.append(ClockRead(node, call_name(node)))
                     continue
                 if qual in IDEMPOTENT_HELPERS:

@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterator, Optional, TypeVar
 import libcst as cst
 
 from dagguard.model.built_strings import builds_text
+from dagguard.model.callable_clock import is_run_id
 from dagguard.model.dags import DagModel, FileModel, TaskModel
 from dagguard.model.dependencies import task_index, xcom_producer
 from dagguard.model.schedules import Recurrence, dag_recurrence
@@ -217,7 +218,8 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
             continue
         scope = arg.read_in(task.scope)
         reader = evaluator if scope is task.scope else Evaluator(scope)
-        if name not in DATE_ARGUMENTS:  # a task's own start_date is DG104's
+        # A task's own start_date is DG104's; a run id made from the clock names a run, no data.
+        if name not in DATE_ARGUMENTS and not is_run_id(name):
             clock.extend((name, call) for call in reader.wall_clock_calls(arg.node, deferred=xcoms))
         if name in SQL_ARGUMENTS:
             value = arg.value

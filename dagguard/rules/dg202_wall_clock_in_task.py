@@ -58,22 +58,34 @@ class WallClockInTask(Rule):
                 if source.parsed is None or id(source.node) in seen:
                     continue
                 seen.add(id(source.node))
-                for statement in source.parsed.statements:
-                    for function in statement.wall_clock:
-                        yield Report(
-                            node=source.node,
-                            message=f"{io.label} uses {function} in its SQL ({source.origin}); a re-run or "
-                                    "backfill of an old interval reads or writes the day it runs, not the interval",
-                            help=SQL_HELP,
-                        )
+                # One finding per piece of SQL, naming each clock function in it once.
+                functions = _distinct(f for statement in source.parsed.statements for f in statement.wall_clock)
+                if functions:
+                    yield Report(
+                        node=source.node,
+                        message=f"{io.label} uses {_listed(functions)} in its SQL ({source.origin}); a re-run "
+                                "or backfill of an old interval reads or writes the day it runs, not the interval",
+                        help=SQL_HELP,
+                    )
             for string in io.strings:
                 if id(string.node) in seen:
                     continue
                 seen.add(id(string.node))
-                for function in string.template.wall_clock:
+                functions = _distinct(f"{{{{ {function} }}}}" for function in string.template.wall_clock)
+                if functions:
                     yield Report(
                         node=string.node,
-                        message=f"{io.label} renders {{{{ {function} }}}} in '{string.argument}'; a re-run or "
+                        message=f"{io.label} renders {_listed(functions)} in '{string.argument}'; a re-run or "
                                 "backfill of an old interval gets the time it runs at",
                         help="use {{ data_interval_start }}, {{ data_interval_end }} or {{ ds }}",
                     )
+
+
+def _distinct(names: Iterable[str]) -> list[str]:
+    """The names in order of first appearance, each once."""
+    return list(dict.fromkeys(names))
+
+
+def _listed(names: list[str]) -> str:
+    """`NOW()`, `NOW() and CURRENT_DATE`, `NOW(), SYSDATE and CURRENT_DATE`."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
