@@ -23,6 +23,8 @@ def read_ledger(conn: Any, table: str | None = None) -> ledger.LedgerReport:
 
 def _read(engine: Any, table: str | None) -> ledger.LedgerReport:
     try:
+        if hasattr(engine, "read_ledger"):  # a table format (Delta Lake) keeps its ledger itself
+            return engine.read_ledger(table)
         return ledger.read_ledger(engine, table)
     except IdempotentWriteError:
         raise

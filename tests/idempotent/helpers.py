@@ -15,8 +15,8 @@ UTC = timezone.utc
 DAY1 = Interval(datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 1, 2, tzinfo=UTC))
 DAY2 = Interval(datetime(2026, 1, 2, tzinfo=UTC), datetime(2026, 1, 3, tzinfo=UTC))
 
-ENGINES = ["sqlite", "duckdb", "postgres"]
-TIMESTAMP_TYPE = {"sqlite": "TEXT", "duckdb": "TIMESTAMPTZ", "postgres": "timestamptz"}
+ENGINES = ["sqlite", "duckdb", "postgres", "delta"]
+TIMESTAMP_TYPE = {"sqlite": "TEXT", "duckdb": "TIMESTAMPTZ", "postgres": "timestamptz", "delta": "TIMESTAMPTZ"}
 
 
 def at(day: int, hour: int = 0, minute: int = 0, micro: int = 0) -> datetime:
@@ -107,6 +107,10 @@ def events(*specs: tuple[Any, datetime, Any]) -> list[dict[str, Any]]:
 
 def make_database(dialect: str, request: Any, tmp_path: Path) -> Database:
     """A fresh database on `dialect`; PostgreSQL comes from the session's server."""
+    if dialect == "delta":
+        from tests.idempotent.delta_lake import delta_database
+
+        return delta_database(tmp_path)
     if dialect == "sqlite":
         return sqlite_database(tmp_path)
     if dialect == "duckdb":

@@ -21,7 +21,8 @@ from tests.idempotent.helpers import DAY1, at, duckdb_database, make_database, s
 pa = pytest.importorskip("pyarrow")
 
 COLUMNS = "k INTEGER, ts {ts}, ds {ds}, v TEXT, amount {float}"
-TYPES = {"sqlite": ("TEXT", "REAL"), "duckdb": ("DATE", "DOUBLE"), "postgres": ("date", "double precision")}
+TYPES = {"sqlite": ("TEXT", "REAL"), "duckdb": ("DATE", "DOUBLE"), "postgres": ("date", "double precision"),
+         "delta": ("DATE", "DOUBLE")}
 # Values that the CSV and strftime conversions must carry exactly: quotes, commas, newlines,
 # the empty string next to NULL, special floats, a NULL key.
 ROWS = [

@@ -19,7 +19,7 @@ from tests.idempotent.helpers import at  # noqa: E402
 
 DAYS = [Interval(at(d), at(d + 1)) for d in (1, 2, 3)]
 MICRO = timedelta(microseconds=1)
-EXAMPLES = {"sqlite": 30, "duckdb": 20, "postgres": 12}
+EXAMPLES = {"sqlite": 30, "duckdb": 20, "postgres": 12, "delta": 12}
 
 
 def instants(interval: Interval):
@@ -212,7 +212,7 @@ def test_a_row_at_the_end_instant_rejects_the_whole_batch(db):
     check()
 
 
-NANO_TYPE = {"sqlite": "TEXT", "duckdb": "TIMESTAMPTZ_NS", "postgres": "timestamptz"}
+NANO_TYPE = {"sqlite": "TEXT", "duckdb": "TIMESTAMPTZ_NS", "postgres": "timestamptz", "delta": "TIMESTAMPTZ"}
 
 
 def nanosecond_batches(interval: Interval, max_size: int = 5, rounded=st.booleans()):
@@ -286,7 +286,10 @@ def _write_ns(db, rows, strategy):
 
 
 def test_an_open_caller_transaction_is_refused_or_joined_never_lost(db):
-    from tests.idempotent.test_caller_transaction import _caller_insert, CALLERS_ROW
+    from tests.idempotent.test_caller_transaction import (CALLERS_ROW, _caller_insert,
+                                                          skip_without_caller_transactions)
+
+    skip_without_caller_transactions(db)
 
     assert not DAYS[0].contains(CALLERS_ROW[1])  # the caller's row lies in another interval
 
