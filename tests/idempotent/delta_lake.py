@@ -59,6 +59,16 @@ class DeltaDatabase(Database):
         if schema:
             self.folder(schema.group(1)).mkdir(parents=True, exist_ok=True)
             return
+        insert = re.fullmatch(r"INSERT INTO (\w+) VALUES \(\?(?:, \?)*\)", statement, re.IGNORECASE)
+        if insert and params:
+            import pyarrow as pa
+            from deltalake import write_deltalake
+
+            target = DeltaTable(str(self.folder(insert.group(1))))
+            schema = pa.schema(target.schema().to_arrow())
+            row = pa.Table.from_pylist([dict(zip(schema.names, params))], schema=schema)
+            write_deltalake(target, row, mode="append")
+            return
         delete = re.fullmatch(r"DELETE FROM (\w+)(?: WHERE (.*))?", statement, re.IGNORECASE)
         if delete:
             DeltaTable(str(self.folder(delete.group(1)))).delete(delete.group(2))

@@ -172,6 +172,36 @@ class DeltaEngine:
             time.sleep(min(1.0, 0.01 * 2 ** attempt) * random.uniform(0.5, 1.5))
         raise AssertionError("unreachable")
 
+    def read_source(self, sql: str) -> Any:
+        """The rows of a query over the lake's tables, run by delta-rs's SQL engine (DataFusion),
+        as a pyarrow Table; each table the query names is read at its latest version."""
+        import pyarrow as pa
+        import sqlglot
+        from deltalake import QueryBuilder
+        from sqlglot import exp
+
+        from dagguard.idempotent.errors import InvalidArgumentError
+
+        try:
+            tables = {t.name for t in sqlglot.parse_one(sql, read="postgres").find_all(exp.Table)
+                      if not t.db}
+        except sqlglot.errors.ParseError as exc:
+            raise InvalidArgumentError(f"cannot read source_sql: {_one_line(exc)}") from exc
+        builder = QueryBuilder()
+        for name in sorted(tables):
+            found = self.open_table(TableName.parse(name))
+            if found is None:
+                raise TargetTableError(f"source_sql reads {name}, which is not a Delta table of the lake "
+                                       f"({self.table_uri(TableName.parse(name))})")
+            builder = builder.register(name, found)
+        try:
+            result = pa.table(builder.execute(sql).read_all())
+        except Exception as exc:
+            raise DatabaseRefusedError(f"delta-rs could not run source_sql: {_one_line(exc)}") from exc
+        # DataFusion hands text back as string_view: plain strings for the checks and the write.
+        plain = [pa.field(f.name, pa.string()) if pa.types.is_string_view(f.type) else f for f in result.schema]
+        return result.cast(pa.schema(plain))
+
     def read_ledger(self, table: str | None) -> Any:
         """The ledger of one table, or of every table of the lake that has one."""
         from dagguard.idempotent.engines.delta_ledger import read_ledger
