@@ -25,7 +25,8 @@ from dagguard.cli import app  # noqa: E402
 from dagguard.idempotent import (ConcurrentWriteError, DatabaseRefusedError, IntervalViolationError,  # noqa: E402
                                  TargetTableError, UnsupportedConnectionError, read_ledger,
                                  write_interval)
-from dagguard.idempotent.engines.delta import DeltaLake, lake_from_url  # noqa: E402
+from dagguard.idempotent import DeltaLake  # noqa: E402
+from dagguard.idempotent.engines.delta import lake_from_url  # noqa: E402
 from dagguard.idempotent.identifiers import TableName  # noqa: E402
 from tests.idempotent.helpers import DAY1, DAY2, UTC, at, events  # noqa: E402
 

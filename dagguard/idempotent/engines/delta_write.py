@@ -17,7 +17,8 @@ from typing import Any, Callable
 
 from dagguard.idempotent.arrow.batch import ArrowBatch
 from dagguard.idempotent.batch import AnyBatch
-from dagguard.idempotent.checksum import arrow_checksum, batch_checksum
+from dagguard.idempotent.arrow.fingerprint import fingerprint
+from dagguard.idempotent.checksum import batch_checksum
 from dagguard.idempotent.errors import IntervalViolationError
 
 # What write.py's shared checks return for a version's columns: the batch as the table stores
@@ -48,14 +49,16 @@ def write_once(engine: Any, delta_table: Any, spec: Any, interval: Any, run: Any
     data = table_rows(batch, schema, str(spec.table))
     scope = _scope(spec, schema, bounds)
     written = data.select(list(batch.columns)) if batch.columns else data
-    # The ledger's checksum is the batch's, as on the SQL engines; the batch as the table
-    # stores it is compared with the interval's rows only on a rerun of the last write.
-    checksum = batch_checksum(batch)
+    # The checksum of an Arrow batch is the fingerprint of its rows as the table stores them,
+    # which the interval's rows are compared with on a rerun of the last write; Python rows
+    # keep the row checksum the SQL engines give them.
+    mine = fingerprint(written) if isinstance(batch, ArrowBatch) and len(written) else None
+    checksum = _as_checksum(mine, engine) if mine is not None else batch_checksum(batch)
     dataset = delta_table.to_pyarrow_dataset()
     zero = {"inserted": 0, "updated": 0, "deleted": 0}
     if (len(written) and last_checksum(engine, spec.table, interval) == checksum
             and (spec.strategy == "merge" or set(batch.columns) == set(schema.names))
-            and _current_checksum(dataset, scope, written.column_names) == _checksum_of(written)):
+            and _current_fingerprint(dataset, scope, written.column_names) == (mine or fingerprint(written))):
         # The interval already holds exactly these rows: no new table version.
         record_write(engine, run, spec.table, interval, spec.strategy, (len(batch), 0, 0, 0), checksum)
         return zero, checksum
@@ -139,7 +142,8 @@ def _typed(batch: AnyBatch, target: Any, table: str) -> Any:
 
     try:
         if isinstance(batch, ArrowBatch):
-            return batch.column(target.name).combine_chunks().cast(target.type, safe=True)
+            column = batch.column(target.name)
+            return column if column.type == target.type else column.cast(target.type, safe=True)
         return pa.array([row[batch.index(target.name)] for row in batch.rows], type=target.type)
     except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
         at, value = _first_unfit(batch, target)
@@ -201,14 +205,15 @@ def _q(name: str) -> str:
     return f'"{name}"'
 
 
-def _checksum_of(table: Any) -> str | None:
-    return arrow_checksum(ArrowBatch(tuple(table.column_names), table))
+def _as_checksum(found: tuple[int, int, int], engine: Any) -> str:
+    """`rows:delta1.6-<lane>.<lane>`: a checksum of its own kind, compared with its kind only."""
+    return f"{found[0]}:delta{'.'.join(str(v) for v in engine.version[:2])}-{found[1]:x}.{found[2]:x}"
 
 
-def _current_checksum(dataset: Any, scope: Scope, columns: list[str]) -> str | None:
-    """The checksum of the scope's rows as the table holds them now."""
+def _current_fingerprint(dataset: Any, scope: Scope, columns: list[str]) -> tuple[int, int, int] | None:
+    """The fingerprint of the scope's rows as the table holds them now."""
     current = dataset.to_table(filter=scope.expression, columns=columns)
-    return _checksum_of(current) if current.num_rows else None
+    return fingerprint(current) if current.num_rows else None
 
 
 def _commit_properties(spec: Any, interval: Any, checksum: str) -> Any:
