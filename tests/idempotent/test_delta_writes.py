@@ -263,3 +263,75 @@ def test_a_lake_object_passes_storage_options_through():
     assert lake.options() == {"AWS_REGION": "eu-west-1"} and "eu-west-1" not in repr(lake)
     assert lake_from_url("delta+s3://bucket/lake") == DeltaLake("s3://bucket/lake")
     assert lake_from_url("delta:///data/lake") == DeltaLake("/data/lake")
+
+
+def test_without_numpy_a_rerun_is_rewritten_never_wrongly_skipped(lake, monkeypatch):
+    monkeypatch.setattr("dagguard.idempotent.engines.delta_write.fingerprint", lambda table: None)
+    rows = pa.table({"k": [1], "ts": pa.array([at(1, 1)], pa.timestamp("us", tz="UTC")), "v": ["a"]})
+    write_interval(_url(lake), "events", rows, DAY1, time_column="ts")
+    deltalake.DeltaTable(str(lake / "events")).update(updates={"v": "'edited'"})
+    again = write_interval(_url(lake), "events", rows, DAY1, time_column="ts")
+    assert (again.rows_inserted, again.rows_deleted) == (1, 1) and _rows(lake) == [(1, at(1, 1), "a")]
+
+
+def test_a_ledger_that_cannot_be_appended_to_says_the_write_was_committed(lake, monkeypatch):
+    from dagguard.idempotent import LedgerError
+
+    real = deltalake.write_deltalake
+
+    def refuse_the_ledger(target, *args, **kwargs):
+        if "_dagguard" in str(target):
+            raise OSError("permission denied")
+        return real(target, *args, **kwargs)
+
+    monkeypatch.setattr("deltalake.write_deltalake", refuse_the_ledger)
+    with pytest.raises(LedgerError, match=r"the write of events .* was committed, but its ledger row .* permission denied"):
+        write_interval(_url(lake), "events", events((1, at(1, 1), "a")), DAY1, time_column="ts")
+    assert _rows(lake) == [(1, at(1, 1), "a")] and _version(lake) == 1  # committed once, not redone
+
+
+def _arrow_day(day: int, value: str) -> pa.Table:
+    return pa.table({"k": [1, 2], "ts": pa.array([at(day, 1), at(day, 2)], pa.timestamp("us", tz="UTC")),
+                     "v": [value, value]})
+
+
+@pytest.mark.parametrize("strategy", ["replace", "merge"])
+def test_a_rerun_is_recognised_from_the_log_without_reading_the_rows(lake, monkeypatch, strategy):
+    options = {"time_column": "ts", "strategy": strategy, "unique_key": "k"}
+    write_interval(_url(lake), "events", _arrow_day(1, "a"), DAY1, **options)
+    write_interval(_url(lake), "events", _arrow_day(2, "b"), DAY2, **options)  # another interval since
+
+    def unread(*args):
+        raise AssertionError("the rows were read")
+
+    monkeypatch.setattr("dagguard.idempotent.engines.delta_write._interval_holds", unread)
+    again = write_interval(_url(lake), "events", _arrow_day(1, "a"), DAY1, **options)
+    assert (again.rows_inserted, again.rows_updated, again.rows_deleted) == (0, 0, 0) and _version(lake) == 2
+
+
+def test_after_a_commit_outside_dagguard_the_rows_decide(lake):
+    write_interval(_url(lake), "events", _arrow_day(1, "a"), DAY1, time_column="ts")
+    # A commit dagguard did not make, which rewrites the files and leaves the values as they were.
+    deltalake.DeltaTable(str(lake / "events")).update(updates={"v": "'a'"})
+    version = _version(lake)
+    assert version == 2
+    again = write_interval(_url(lake), "events", _arrow_day(1, "a"), DAY1, time_column="ts")
+    assert (again.rows_inserted, again.rows_deleted) == (0, 0) and _version(lake) == version
+
+
+def test_merging_the_batch_a_replace_wrote_is_recognised_from_the_log(lake, monkeypatch):
+    write_interval(_url(lake), "events", _arrow_day(1, "a"), DAY1, time_column="ts")
+    monkeypatch.setattr("dagguard.idempotent.engines.delta_write._interval_holds",
+                        lambda *args: pytest.fail("the rows were read"))
+    again = write_interval(_url(lake), "events", _arrow_day(1, "a"), DAY1, time_column="ts", strategy="merge",
+                           unique_key="k")
+    assert (again.rows_inserted, again.rows_updated) == (0, 0) and _version(lake) == 1
+
+
+def test_a_merge_into_an_empty_interval_is_one_overwrite(lake):
+    write_interval(_url(lake), "events", _arrow_day(2, "other"), DAY2, time_column="ts")
+    result = write_interval(_url(lake), "events", _arrow_day(1, "a"), DAY1, time_column="ts", strategy="merge",
+                            unique_key="k")
+    assert (result.rows_inserted, result.rows_updated, result.rows_deleted) == (2, 0, 0)
+    assert deltalake.DeltaTable(str(lake / "events")).history(1)[0]["operation"] == "WRITE"
+    assert len(_rows(lake)) == 4

@@ -60,8 +60,14 @@ def record_write(engine: Any, run: Any, table: TableName, interval: Any, strateg
                             storage_options=engine.storage_options())
             return
         except CommitFailedError:
-            if attempt == _APPEND_ATTEMPTS - 1:
-                raise
+            if attempt < _APPEND_ATTEMPTS - 1:
+                continue
+            failure: Exception = CommitFailedError("concurrent appends kept winning")
+        except Exception as exc:  # the store's own errors: permissions, network
+            failure = exc
+        # Not the write's error: its commit stands, and redoing it would commit it again.
+        raise LedgerError(f"the write of {table} for {interval} was committed, but its ledger row could not be "
+                          f"appended to {ledger_uri(engine, table)}: {' '.join(str(failure).split())[:300]}") from failure
 
 
 def _open(engine: Any, table: TableName) -> Any:

@@ -21,6 +21,9 @@ from dagguard.idempotent.arrow.fingerprint import fingerprint
 from dagguard.idempotent.checksum import batch_checksum
 from dagguard.idempotent.errors import IntervalViolationError
 
+# The commit metadata key holding a write's note; how far back the log is searched for it.
+NOTE_KEY = "dagguard"
+_HISTORY = 100
 # What write.py's shared checks return for a version's columns: the batch as the table stores
 # it (naive UTC for timestamp_ntz, the partition value typed like its column) and the
 # (start, end, partition value) bounds, in the same types.
@@ -56,14 +59,15 @@ def write_once(engine: Any, delta_table: Any, spec: Any, interval: Any, run: Any
     checksum = _as_checksum(mine, engine) if mine is not None else batch_checksum(batch)
     dataset = delta_table.to_pyarrow_dataset()
     zero = {"inserted": 0, "updated": 0, "deleted": 0}
+    note = _note(spec, interval, checksum)
     if (len(written) and last_checksum(engine, spec.table, interval) == checksum
             and (spec.strategy == "merge" or set(batch.columns) == set(schema.names))
-            and _current_fingerprint(dataset, scope, written.column_names) == (mine or fingerprint(written))):
+            and (untouched_since(delta_table, note) or _interval_holds(dataset, scope, written, mine))):
         # The interval already holds exactly these rows: no new table version.
         record_write(engine, run, spec.table, interval, spec.strategy, (len(batch), 0, 0, 0), checksum)
         return zero, checksum
-    commit = _commit_properties(spec, interval, checksum)
-    if spec.strategy == "merge":
+    commit = _commit_properties(note)
+    if spec.strategy == "merge" and (not len(written) or dataset.count_rows(filter=scope.expression)):
         counts = _merge(delta_table, spec, written, scope, commit)
     else:
         counts = _overwrite(delta_table, data, scope, dataset, commit)
@@ -73,7 +77,9 @@ def write_once(engine: Any, delta_table: Any, spec: Any, interval: Any, run: Any
 
 
 def _overwrite(delta_table: Any, data: Any, scope: Scope, dataset: Any, commit: Any) -> dict[str, int]:
-    """replace / overwrite_partition: the scope's rows become `data`, in one commit."""
+    """replace / overwrite_partition: the scope's rows become `data`, in one commit; so does a
+    merge into an empty interval, where every row is an insert (delta-rs's merge would join the
+    batch with nothing: 2.8 s for 1M rows, the overwrite 0.65 s)."""
     from deltalake import write_deltalake
 
     deleted = dataset.count_rows(filter=scope.expression)
@@ -210,16 +216,69 @@ def _as_checksum(found: tuple[int, int, int], engine: Any) -> str:
     return f"{found[0]}:delta{'.'.join(str(v) for v in engine.version[:2])}-{found[1]:x}.{found[2]:x}"
 
 
-def _current_fingerprint(dataset: Any, scope: Scope, columns: list[str]) -> tuple[int, int, int] | None:
-    """The fingerprint of the scope's rows as the table holds them now."""
-    current = dataset.to_table(filter=scope.expression, columns=columns)
-    return fingerprint(current) if current.num_rows else None
+def _interval_holds(dataset: Any, scope: Scope, written: Any, mine: tuple[int, int, int] | None) -> bool:
+    """Do the scope's rows, as the table holds them now, equal `written` (fingerprinted as
+    `mine`)? False whenever a fingerprint cannot be computed (no numpy, a nested type)."""
+    mine = mine or fingerprint(written)
+    if mine is None:
+        return False
+    current = dataset.to_table(filter=scope.expression, columns=written.column_names)
+    return current.num_rows == mine[0] and fingerprint(current) == mine
 
 
-def _commit_properties(spec: Any, interval: Any, checksum: str) -> Any:
+def _note(spec: Any, interval: Any, checksum: str) -> dict[str, Any]:
+    """What a write's commit records of it (its `dagguard` metadata): enough to tell that a
+    later rerun would write the same, and which rows it owned."""
+    return {"table": str(spec.table), "interval_start": interval.start.isoformat(),
+            "interval_end": interval.end.isoformat(), "strategy": spec.strategy, "checksum": checksum,
+            "unique_key": list(spec.unique_key), "delete_missing": spec.delete_missing,
+            "partition_column": spec.partition_column, "time_column": spec.time_column}
+
+
+def _commit_properties(note: dict[str, Any]) -> Any:
     """Commit on top of the version read or not at all; the commit names the write."""
     from deltalake import CommitProperties
 
-    note = {"table": str(spec.table), "interval_start": interval.start.isoformat(),
-            "interval_end": interval.end.isoformat(), "strategy": spec.strategy, "checksum": checksum}
-    return CommitProperties(max_commit_retries=0, custom_metadata={"dagguard": json.dumps(note)})
+    return CommitProperties(max_commit_retries=0, custom_metadata={NOTE_KEY: json.dumps(note)})
+
+
+def untouched_since(delta_table: Any, note: dict[str, Any]) -> bool:
+    """Is the latest commit touching this write's rows the same write (same batch, strategy and
+    options)? Then writing it again would change nothing, and the rows need not be read: replace,
+    overwrite_partition and merge give the same table when repeated. Read from the table's log,
+    newest commit first, over dagguard's own commits of other intervals; any other commit (an
+    UPDATE, OPTIMIZE, a writer outside dagguard), or none found among the last _HISTORY, answers
+    False and the rows are compared instead."""
+    for entry in delta_table.history(limit=_HISTORY):
+        try:
+            theirs = json.loads(entry[NOTE_KEY])
+        except (KeyError, TypeError, ValueError):
+            return False
+        if _same_rows(theirs, note):
+            return True
+        if not _disjoint(theirs, note):
+            return False
+    return False
+
+
+def _same_rows(theirs: dict[str, Any], ours: dict[str, Any]) -> bool:
+    """Would our write repeat theirs? The same write does; so does a merge of the batch a
+    replace wrote, the interval then holding exactly its rows."""
+    if theirs == ours:
+        return True
+    same = ("table", "interval_start", "interval_end", "checksum", "time_column")
+    return (theirs["strategy"] == "replace" and ours["strategy"] == "merge"
+            and all(theirs[key] == ours[key] for key in same))
+
+
+def _disjoint(first: dict[str, Any], second: dict[str, Any]) -> bool:
+    """Do two writes own rows that cannot overlap: the same kind of scope, on the same column,
+    over different intervals (or partitions)?"""
+    partitioned = [note["strategy"] == "overwrite_partition" for note in (first, second)]
+    if partitioned[0] != partitioned[1]:
+        return False
+    if partitioned[0]:
+        return (first["partition_column"] == second["partition_column"]
+                and first["interval_start"][:10] != second["interval_start"][:10])
+    return (first["time_column"] == second["time_column"]
+            and (first["interval_end"] <= second["interval_start"] or second["interval_end"] <= first["interval_start"]))
