@@ -17,7 +17,7 @@ from tests.idempotent.helpers import Database, normalise, sort_key
 # The SQL types the scenarios declare, as Delta (Arrow) types.
 _TYPES = {"INTEGER": ("int64",), "BIGINT": ("int64",), "TEXT": ("string",), "VARCHAR": ("string",),
           "DATE": ("date32",), "TIMESTAMPTZ": ("timestamp", "us", "UTC"), "TIMESTAMP": ("timestamp", "us"),
-          "DOUBLE": ("float64",), "BOOLEAN": ("bool_",)}
+          "DOUBLE": ("float64",), "DOUBLE PRECISION": ("float64",), "BOOLEAN": ("bool_",)}
 
 
 def arrow_schema(columns: str) -> Any:
@@ -26,12 +26,13 @@ def arrow_schema(columns: str) -> Any:
 
     fields = []
     for spec in columns.split(","):
-        name, kind, *rest = spec.split()
-        if kind.upper() not in _TYPES or any(word.upper() not in ("NOT", "NULL") for word in rest):
+        name, *words = spec.split()
+        not_null = [w.upper() for w in words[-2:]] == ["NOT", "NULL"]
+        kind = " ".join(words[:-2] if not_null else words).upper()
+        if kind not in _TYPES:
             pytest.skip(f"Delta tables have no equivalent of the column declaration {spec.strip()!r}")
-        factory, *arguments = _TYPES[kind.upper()]
-        kind_type = getattr(pa, factory)(*arguments)
-        fields.append(pa.field(name.strip('"'), kind_type, nullable="NOT" not in (w.upper() for w in rest)))
+        factory, *arguments = _TYPES[kind]
+        fields.append(pa.field(name.strip('"'), getattr(pa, factory)(*arguments), nullable=not not_null))
     return pa.schema(fields)
 
 
