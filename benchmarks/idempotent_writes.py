@@ -5,7 +5,8 @@ the benchmark writes another interval of ``--rows`` rows (2026-01-02) into it:
 
 * ``plain``: the best plain append path of that engine for the same input (SQLite
   ``executemany``, DuckDB ``INSERT ... SELECT`` from the Arrow table, PostgreSQL ``COPY``),
-  in one transaction. Every ratio is a time divided by this one, measured in the same run.
+  in one transaction; on Delta Lake (``--engines delta``) the hand-written interval write,
+  ``write_deltalake(table, rows, mode="overwrite", predicate=<the interval>)``, one commit. Every ratio is a time divided by this one, measured in the same run.
 * each strategy (replace, merge, overwrite_partition) through ``write_interval``:
   ``first`` (the interval is absent), ``unchanged`` (the interval already holds exactly these
   rows, written earlier by ``write_interval`` so the ledger has its entry, as a rerun finds
@@ -21,6 +22,8 @@ because the machine may be shared.
     python benchmarks/idempotent_writes.py                       # 1,000,000 rows, 3 runs
     python benchmarks/idempotent_writes.py --rows 50000 --runs 1 # a quick look
     python benchmarks/idempotent_writes.py --engines duckdb --input tuples
+    python benchmarks/idempotent_writes.py --engines delta         # delta-rs, a local lake
+    python benchmarks/idempotent_writes.py --engines iceberg iceberg-day  # pyiceberg, a SQLite catalog
     python benchmarks/idempotent_writes.py --key-index plain     # no unique index on the key
     python benchmarks/idempotent_writes.py --engines postgres --pg-setting shared_buffers=2GB
     python benchmarks/idempotent_writes.py --engines postgres --pg-fillfactor 50  # room for HOT updates
@@ -57,6 +60,7 @@ from dagguard.idempotent.arrow.batch import from_arrow  # noqa: E402
 from dagguard.idempotent.arrow.convert import postgres_csv, utc_text  # noqa: E402
 from dagguard.idempotent.arrow.pg_binary import binary_copy  # noqa: E402
 from dagguard.idempotent.engines import engine_for  # noqa: E402
+from dagguard.idempotent.identifiers import TableName  # noqa: E402
 from dagguard.idempotent.ledger import ensure_ledger  # noqa: E402
 from tests.support.postgres import server_setting  # noqa: E402
 
@@ -311,6 +315,61 @@ def duckdb_rig(workdir: Path, setup: Setup) -> EngineRig:
     return file_rig("duckdb", workdir, lambda path: duckdb.connect(str(path)), plain_duckdb, setup)
 
 
+_TABLE_NAME = TableName((TABLE,))
+# The Delta table's interval, as the hand-written overwrite names it.
+DELTA_PREDICATE = (f"ts >= '{TARGET.start:%Y-%m-%dT%H:%M:%SZ}' AND ts < '{TARGET.end:%Y-%m-%dT%H:%M:%SZ}'")
+
+
+def plain_delta(lake: Any, rows: Any, form: str, rewrite: bool = False) -> None:
+    """The hand-written interval write: one predicate overwrite (it deletes what the interval
+    held, so `rewrite` needs nothing more)."""
+    from deltalake import write_deltalake
+
+    write_deltalake(lake.table_uri(_TABLE_NAME), rows if form == "arrow" else to_arrow(rows),
+                    mode="overwrite", predicate=DELTA_PREDICATE)
+
+
+def delta_rig(workdir: Path, setup: Setup) -> EngineRig:
+    """Local Delta lakes (folders) in the work directory; a fresh copy is a copy of the folder."""
+    import pyarrow as pa
+    from deltalake import DeltaTable, write_deltalake
+
+    from dagguard.idempotent.engines.delta import DeltaLake
+
+    def prepare(template: str, loads: list[Any], written: Inputs | None) -> None:
+        lake = workdir / f"{template}.delta"
+        shutil.rmtree(lake, ignore_errors=True)
+        table = DeltaTable.create(str(lake / TABLE), schema=pa.schema([
+            pa.field("k", pa.int64(), nullable=False), pa.field("ts", pa.timestamp("us", tz="UTC"), nullable=False),
+            ("ds", pa.date32()), ("v", pa.string()), ("amount", pa.float64())]))
+        for rows in loads:
+            write_deltalake(table, rows if setup.form == "arrow" else to_arrow(rows), mode="append")
+        if written is not None:
+            write_target(DeltaLake(str(lake)), written)
+
+    def fresh(template: str) -> Any:
+        copy = workdir / f"run-{uuid.uuid4().hex[:8]}.delta"
+        shutil.copytree(workdir / f"{template}.delta", copy)
+        return _Handle(DeltaLake(str(copy)), copy)
+
+    def discard(handle: Any) -> None:
+        shutil.rmtree(handle.path, ignore_errors=True)
+
+    return EngineRig("delta", prepare, fresh, discard, plain_delta, ["against write_deltalake(mode='overwrite', "
+                                                                     "predicate=...) by hand"])
+
+
+def _delta_totals(lake: Any) -> list[tuple[Any, int, float]]:
+    """(ds, rows, sum of amount) per day of the lake's table, at its latest version."""
+    import pyarrow.compute as pc
+    from deltalake import DeltaTable
+
+    data = DeltaTable(lake.table_uri(_TABLE_NAME)).to_pyarrow_table(columns=["ds", "amount"])
+    grouped = data.group_by("ds").aggregate([("amount", "count"), ("amount", "sum")])
+    return list(zip(grouped.column("ds").to_pylist(), pc.cast(grouped.column("amount_count"), "int64").to_pylist(),
+                    grouped.column("amount_sum").to_pylist()))
+
+
 def postgres_rig(workdir: Path, setup: Setup) -> tuple[EngineRig, Callable[[], None]]:
     """A throwaway cluster; templates are databases, a fresh copy is CREATE DATABASE ... TEMPLATE."""
     import psycopg
@@ -401,8 +460,9 @@ def check_written(conn: Any, inputs: Inputs, changed: bool) -> None:
     expected = {OTHER.start.date().isoformat(): _count_and_sum(inputs.other, inputs.form),
                 TARGET.start.date().isoformat(): _count_and_sum(inputs.changed if changed else inputs.target,
                                                                 inputs.form)}
-    found = {str(ds): (int(count), float(total or 0)) for ds, count, total in
-             conn.execute(f"SELECT ds, count(*), sum(amount) FROM {TABLE} GROUP BY ds").fetchall()}
+    totals = (_delta_totals(conn) if not hasattr(conn, "execute")
+              else conn.execute(f"SELECT ds, count(*), sum(amount) FROM {TABLE} GROUP BY ds").fetchall())
+    found = {str(ds): (int(count), float(total or 0)) for ds, count, total in totals}
     for ds, (count, total) in expected.items():
         got_count, got_total = found.pop(ds, (0, 0.0))
         if got_count != count or not math.isclose(got_total, total, rel_tol=1e-9):
@@ -493,6 +553,8 @@ def build_rigs(names: list[str], workdir: Path, setup: Setup, log: Callable[[str
                 rigs.append(sqlite_rig(workdir, setup))
             elif name == "duckdb":
                 rigs.append(duckdb_rig(workdir, setup))
+            elif name == "delta":
+                rigs.append(delta_rig(workdir, setup))
             else:
                 rig, stop = postgres_rig(workdir, setup)
                 rigs.append(rig)
@@ -510,7 +572,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=1_000_000, help="rows per interval (default 1,000,000)")
     parser.add_argument("--runs", type=int, default=3, help="timed runs per case; the best counts")
     parser.add_argument("--engines", nargs="+", default=["sqlite", "duckdb", "postgres"],
-                        choices=["sqlite", "duckdb", "postgres", "iceberg", "iceberg-day"])
+                        choices=["sqlite", "duckdb", "postgres", "delta", "iceberg", "iceberg-day"])
     parser.add_argument("--strategies", nargs="+", default=list(STRATEGIES), choices=list(STRATEGIES))
     parser.add_argument("--input", choices=["arrow", "tuples"], default="arrow",
                         help="what the task hands over: a pyarrow Table (default) or tuples + columns")

@@ -408,7 +408,9 @@ def doctor(
 def ledger(
     conn: str = typer.Option(..., "--conn", metavar="URL",
                              help="Database holding dagguard_write_log: sqlite:///f.db, duckdb:///f.duckdb "
-                                  "or postgresql://user@host/db (opened read-only where the driver allows)."),
+                                  "or postgresql://user@host/db (opened read-only where the driver allows), "
+                                  "or a lake of Delta tables, delta:///path/lake, or an Iceberg catalog, "
+                                  "iceberg+sqlite:///catalog.db?warehouse=file:///path."),
     table: Optional[str] = typer.Option(None, "--table", help="Only writes into this target table."),
     output_format: str = typer.Option("text", "--format", help="text or json."),
 ) -> None:

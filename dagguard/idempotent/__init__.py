@@ -22,7 +22,7 @@ from dagguard.idempotent.write import WriteResult, write_interval
 
 __all__ = [
     "AirflowRequiredError", "ArgumentTypeError", "ConcurrentWriteError", "ConnectionFailedError", "DatabaseRefusedError",
-    "EmptyIntervalError",
+    "DeltaLake", "EmptyIntervalError",
     "IdempotentWriteError", "Interval", "IntervalMergeOperator", "IntervalViolationError",
     "InvalidArgumentError", "InvalidIdentifierError", "LedgerError", "LedgerReport", "RunInfo", "TargetTableError",
     "UnsupportedConnectionError", "WriteResult", "idempotent_write", "interval_from_context",
@@ -39,6 +39,10 @@ def __getattr__(name: str) -> Any:
         from dagguard.idempotent.operators import IntervalMergeOperator
 
         return IntervalMergeOperator
+    if name == "DeltaLake":  # a lake with storage options; importing it needs no deltalake
+        from dagguard.idempotent.engines.delta import DeltaLake
+
+        return DeltaLake
     if name == "read_ledger":
         from dagguard.idempotent.api import read_ledger
 

@@ -18,7 +18,7 @@ from dagguard.idempotent.errors import ConnectionFailedError, UnsupportedConnect
 class ParsedUrl:
     """A database URL reduced to what the drivers need."""
 
-    dialect: str  # sqlite | duckdb | postgres
+    dialect: str  # sqlite | duckdb | postgres | delta | iceberg
     target: str  # a file path, ":memory:", or a libpq URI
 
 
@@ -29,6 +29,8 @@ def parse_url(url: str) -> ParsedUrl:
     if not rest and not url.endswith("://"):
         raise UnsupportedConnectionError(f"{url!r} is not a database URL (e.g. sqlite:///path.db)")
     base = scheme.split("+")[0].lower()
+    if base == "delta":
+        return ParsedUrl("delta", url)  # a lake of Delta tables: engines.delta reads the rest
     if base in ("sqlite", "duckdb"):
         path = rest[1:] if rest.startswith("/") else rest
         return ParsedUrl(base, unquote(path.split("?")[0]) or ":memory:")
@@ -37,7 +39,7 @@ def parse_url(url: str) -> ParsedUrl:
     if base == "iceberg":  # iceberg+sqlite:///catalog.db?warehouse=..., iceberg+rest://...
         return ParsedUrl("iceberg", url)
     raise UnsupportedConnectionError(
-        f"unsupported database URL scheme {scheme!r}; use sqlite://, duckdb:// or postgresql://")
+        f"unsupported database URL scheme {scheme!r}; use sqlite://, duckdb://, postgresql://, delta:// or iceberg+sqlite://")
 
 
 def redact(url: str) -> str:
@@ -48,6 +50,10 @@ def redact(url: str) -> str:
 def connect_url(url: str, read_only: bool = False) -> Any:
     """Open a DB-API connection for a URL; ConnectionFailedError with the driver's reason."""
     parsed = parse_url(url)
+    if parsed.dialect == "delta":
+        from dagguard.idempotent.engines.delta import lake_from_url
+
+        return lake_from_url(url)  # opens nothing: each write reads the table's latest version
     try:
         if parsed.dialect == "sqlite":
             from dagguard.idempotent.engines.sqlite import connect_sqlite

@@ -17,6 +17,8 @@ LEDGER_TABLE = "dagguard_write_log"
 _COLUMNS = ("dag_id", "task_id", "run_id", "try_number", "table_name", "interval_start",
             "interval_end", "strategy", "row_count", "rows_inserted", "rows_updated",
             "rows_deleted", "checksum", "written_at")
+# The ledger's columns in order, for engines that keep it outside SQL (Delta Lake).
+LEDGER_COLUMNS = _COLUMNS
 
 
 @dataclass(frozen=True)
@@ -122,18 +124,20 @@ def _read_ledger(engine: Engine, table: str | None) -> LedgerReport:
     where, params = ("WHERE table_name = ?", (table,)) if table else ("", ())
     rows = engine.query(f"SELECT {', '.join(_COLUMNS)} FROM {LEDGER_TABLE} {where} "
                         f"ORDER BY written_at, table_name", params)
-    entries = []
-    for row in rows:
-        record = dict(zip(_COLUMNS, row))
-        entries.append(LedgerEntry(
-            table_name=record["table_name"], interval_start=_text(record["interval_start"]),
-            interval_end=_text(record["interval_end"]), strategy=record["strategy"],
-            row_count=int(record["row_count"]), rows_inserted=int(record["rows_inserted"] or 0),
-            rows_updated=int(record["rows_updated"] or 0), rows_deleted=int(record["rows_deleted"] or 0),
-            checksum=record["checksum"], written_at=_text(record["written_at"]),
-            dag_id=record["dag_id"], task_id=record["task_id"], run_id=record["run_id"],
-            try_number=record["try_number"]))
+    entries = [entry_from_record(dict(zip(_COLUMNS, row))) for row in rows]
     return LedgerReport(tuple(entries), find_conflicts(entries))
+
+
+def entry_from_record(record: dict[str, Any]) -> LedgerEntry:
+    """One ledger row (column name -> value, as any engine returns it) as a LedgerEntry."""
+    return LedgerEntry(
+        table_name=record["table_name"], interval_start=_text(record["interval_start"]),
+        interval_end=_text(record["interval_end"]), strategy=record["strategy"],
+        row_count=int(record["row_count"]), rows_inserted=int(record["rows_inserted"] or 0),
+        rows_updated=int(record["rows_updated"] or 0), rows_deleted=int(record["rows_deleted"] or 0),
+        checksum=record["checksum"], written_at=_text(record["written_at"]),
+        dag_id=record["dag_id"], task_id=record["task_id"], run_id=record["run_id"],
+        try_number=record["try_number"])
 
 
 def find_conflicts(entries: list[LedgerEntry]) -> tuple[LedgerConflict, ...]:

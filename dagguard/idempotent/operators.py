@@ -31,6 +31,15 @@ def source_parameters(dialect: str, sql: str, interval: Interval, adapt: Any) ->
     return rewritten, {name: adapt(value) for name, value in values.items() if name in used}
 
 
+def literal_parameters(sql: str, interval: Interval) -> str:
+    """`sql` with %(start)s / %(end)s / %(ds)s as quoted literals, for engines that bind no
+    parameters (delta-rs's SQL): instants as UTC ISO text, which a timestamp column casts exactly."""
+    values = {"start": interval.start.strftime("'%Y-%m-%dT%H:%M:%S.%fZ'"),
+              "end": interval.end.strftime("'%Y-%m-%dT%H:%M:%S.%fZ'"),
+              "ds": f"'{interval.partition_key.isoformat()}'"}
+    return _NAMED.sub(lambda m: values[m.group(1)], sql)
+
+
 class IntervalMergeOperator(BaseOperator):
     """Read `source_sql` for the run's data interval and write the rows into `target_table`.
 
@@ -61,13 +70,21 @@ class IntervalMergeOperator(BaseOperator):
         spec = WriteSpec.build(self.target_table, self.strategy, self.time_column, self.unique_key,
                                self.delete_missing, self.partition_column)
         with open_engine(self.conn_id) as engine:
-            if engine.dialect == "iceberg":
+            if engine.dialect == "iceberg":  # checked before the Delta branch: a catalog has no SQL engine
                 from dagguard.idempotent.errors import UnsupportedConnectionError
 
                 raise UnsupportedConnectionError(
                     f"IntervalMergeOperator runs source_sql in the target's database, and an Iceberg "
                     f"catalog runs no SQL; write {self.target_table} from a @task with @idempotent_write("
                     f"conn_id=..., table={self.target_table!r}) returning the interval's rows instead")
+            if getattr(engine, "commits_table_versions", False):
+                # A lake (Delta): the query runs on delta-rs's SQL engine over the lake's tables.
+                rows = engine.read_source(literal_parameters(self.source_sql, interval))
+                batch = prepare_batch(spec, rows, None, interval)
+                result = write_batch(engine, spec, batch, interval, None, run_info_from_context(context))
+                self.log.info("Wrote %s %s: %s inserted, %s updated, %s deleted", result.table, interval,
+                              result.rows_inserted, result.rows_updated, result.rows_deleted)
+                return result.to_dict()
             sql, params = source_parameters(engine.dialect, self.source_sql, interval, engine.adapt)
             cursor = engine.connection.cursor()
             try:

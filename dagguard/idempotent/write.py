@@ -163,8 +163,13 @@ def write_batch(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
 
     `checksum` None: the engine's own fingerprint of the batch where it has one, else
     batch_checksum()."""
-    if engine.dialect == "iceberg":  # no SQL transaction: the engine commits the batch itself
+    # The table formats have no SQL transaction and commit a table version themselves, through two
+    # different hooks: Iceberg checks and writes the whole batch in engine.write_batch; Delta hands
+    # each version it reads to _write_table_version's checks (engine.write(..., prepare)).
+    if engine.dialect == "iceberg":
         return engine.write_batch(spec, batch, interval, checksum, run, observer)
+    if getattr(engine, "commits_table_versions", False):  # Delta Lake
+        return _write_table_version(engine, spec, batch, interval, run)
     lock_key = f"{spec.table}|{interval.start.isoformat()}|{interval.end.isoformat()}"
     for attempt in range(1, engine.max_attempts + 1):
         try:
@@ -185,6 +190,33 @@ def write_batch(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
                     f"with concurrent writers: {exc}") from exc
             time.sleep(min(1.0, 0.01 * 2 ** attempt) * random.uniform(0.5, 1.5))
     raise AssertionError("unreachable")
+
+
+def _write_table_version(engine: Any, spec: WriteSpec, batch: AnyBatch, interval: Interval,
+                         run: RunInfo) -> WriteResult:
+    """A table format (Delta Lake) writes one table version itself; on each version it reads,
+    the batch is checked against the table's columns here, as on the SQL engines."""
+
+    def prepare(target_columns: dict[str, str]) -> tuple[AnyBatch, tuple[Any, Any, Any]]:
+        checked = batch
+        _check_target(engine, spec, checked, target_columns)
+        if len(checked):
+            check_precision(checked, target_columns, engine.timestamp_digits, str(spec.table))
+        start, end = interval.start, interval.end
+        if spec.time_column and is_naive_timestamp(target_columns[spec.time_column]):
+            start, end = start.replace(tzinfo=None), end.replace(tzinfo=None)
+            if len(checked) and spec.time_column in checked.columns:
+                checked = _naive_utc(checked, spec.time_column)
+        partition_value: object = interval.partition_key
+        if spec.partition_column:
+            partition_value = _partition_value(engine, target_columns[spec.partition_column],
+                                               interval.partition_key)
+            if len(checked) and partition_value is not interval.partition_key:
+                checked = _constant(checked, spec.partition_column, partition_value)
+        return checked, (start, end, partition_value)
+
+    counts, checksum = engine.write(spec, interval, run, prepare)
+    return _result(engine, spec, batch, interval, checksum, counts)
 
 
 def _unencodable(batch: AnyBatch, exc: UnicodeEncodeError, table: TableName, interval: Interval) -> str:
@@ -522,6 +554,11 @@ def _finish(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Interval
     """Record the write in the ledger and describe it."""
     record_write(engine, run, str(spec.table), interval.start, interval.end, spec.strategy,
                  (len(batch), counts["inserted"], counts["updated"], counts["deleted"]), checksum)
+    return _result(engine, spec, batch, interval, checksum, counts)
+
+
+def _result(engine: Any, spec: WriteSpec, batch: AnyBatch, interval: Interval, checksum: str,
+            counts: dict[str, int]) -> WriteResult:
     return WriteResult(
         table=str(spec.table), interval_start=interval.start.isoformat(),
         interval_end=interval.end.isoformat(), strategy=spec.strategy,

@@ -41,6 +41,11 @@ _BLOB_UPLOADS = frozenset({"upload_from_filename", "upload_from_string", "upload
 # DataFrame.to_sql(name, con, schema, if_exists) and to_gbq(destination_table, ..., if_exists=):
 # only "append" adds the frame's rows again on a re-run.
 _FRAME_WRITERS = {"to_sql": 3, "to_gbq": -1}
+# delta-rs's write_deltalake(table_or_uri, data, *, mode=): only "append" adds the rows again on a
+# re-run ("error", the default, refuses an existing table; "overwrite" rewrites it, or with
+# predicate= the part it names).
+_DELTA_WRITERS = frozenset({"deltalake.write_deltalake", "deltalake.writer.write_deltalake",
+                            "deltalake.writer.writer.write_deltalake"})
 # SQLAlchemy's insert() constructs, and a Table's .insert() method.
 SQLALCHEMY_INSERT = frozenset({
     "sqlalchemy.insert", "sqlalchemy.sql.insert", "sqlalchemy.sql.expression.insert",
@@ -88,6 +93,8 @@ class WriteFinder:
             if isinstance(text, str) and any(c in text for c in "wax") and not self._local_scratch(call):
                 return WriteCall(call, f"open(..., {text!r})", False)
             return None
+        if self.scope.resolves_to(func, _DELTA_WRITERS):
+            return self._delta_write(call)
         if not isinstance(func, cst.Attribute):
             return None
         method = func.attr.value
@@ -140,6 +147,14 @@ class WriteFinder:
         appends = mode == "append" and (custom is None or evaluator.value(custom.value) in (None, "multi"))
         what = f".{method}(..., if_exists={mode!r})" if isinstance(mode, str) else f".{method}()"
         return WriteCall(call, what, not appends, table=self._table_argument(call, ("name", "destination_table")))
+
+    def _delta_write(self, call: cst.Call) -> WriteCall:
+        """`write_deltalake(uri, data, mode=...)`: an append for mode="append"; an unknown mode
+        is not known to append."""
+        mode_arg = argument(call, 99, ("mode",))
+        mode = self.tree.evaluator.value(mode_arg.value) if mode_arg is not None else "error"
+        what = f"write_deltalake(..., mode={mode!r})" if isinstance(mode, str) else "write_deltalake()"
+        return WriteCall(call, what, mode != "append", table=self._table_argument(call, ("table_or_uri",)))
 
     def _table_argument(self, call: cst.Call, keywords: tuple[str, ...]) -> Optional[str]:
         arg = argument(call, 0, keywords)

@@ -15,8 +15,9 @@ UTC = timezone.utc
 DAY1 = Interval(datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 1, 2, tzinfo=UTC))
 DAY2 = Interval(datetime(2026, 1, 2, tzinfo=UTC), datetime(2026, 1, 3, tzinfo=UTC))
 
-ENGINES = ["sqlite", "duckdb", "postgres", "iceberg", "iceberg-day"]
-TIMESTAMP_TYPE = {"sqlite": "TEXT", "duckdb": "TIMESTAMPTZ", "postgres": "timestamptz", "iceberg": "TIMESTAMPTZ"}
+ENGINES = ["sqlite", "duckdb", "postgres", "delta", "iceberg", "iceberg-day"]
+TIMESTAMP_TYPE = {"sqlite": "TEXT", "duckdb": "TIMESTAMPTZ", "postgres": "timestamptz", "delta": "TIMESTAMPTZ",
+                  "iceberg": "TIMESTAMPTZ"}
 
 
 def at(day: int, hour: int = 0, minute: int = 0, micro: int = 0) -> datetime:
@@ -113,6 +114,10 @@ def events(*specs: tuple[Any, datetime, Any]) -> list[dict[str, Any]]:
 
 def make_database(dialect: str, request: Any, tmp_path: Path) -> Database:
     """A fresh database on `dialect`; PostgreSQL comes from the session's server."""
+    if dialect == "delta":
+        from tests.idempotent.delta_lake import delta_database
+
+        return delta_database(tmp_path)
     if dialect.startswith("iceberg"):
         from tests.idempotent.iceberg_helpers import iceberg_database
 

@@ -34,12 +34,19 @@ def _seed(db) -> list:
     return db.rows()
 
 
+def _skip_without_statements(db) -> None:
+    if db.dialect == "delta":
+        pytest.skip("delta-rs writes a version's files and commits them in one call, so there is no statement "
+                    "to fail after; test_delta_writes.py kills writers at random points of that call instead")
+
+
 def _ledger_count(db) -> int:
     return len(db.rows("dagguard_write_log", "checksum"))
 
 
 @pytest.mark.parametrize("strategy", ["replace", "merge"])
 def test_failure_after_each_statement_rolls_back(db, strategy):
+    _skip_without_statements(db)
     before = _seed(db)
     ledger_before = _ledger_count(db)
     spec = WriteSpec.build("events", strategy, "ts", ["k"], strategy == "merge", "ds")
@@ -72,6 +79,7 @@ def test_failure_after_each_statement_rolls_back(db, strategy):
 
 @pytest.mark.parametrize("strategy", ["replace", "merge"])
 def test_writer_killed_before_commit_leaves_the_table_as_before(db, strategy):
+    _skip_without_statements(db)
     before = _seed(db)
     ledger_before = _ledger_count(db)
     killed = subprocess.run([sys.executable, str(WRITER), db.url, strategy, "kill-after-first-write", "0"],

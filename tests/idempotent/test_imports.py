@@ -11,7 +11,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 BLOCK = textwrap.dedent("""
     import sys
-    BLOCKED = ("airflow", "duckdb", "psycopg", "psycopg2", "sqlglot", "pyarrow", "pandas")
+    BLOCKED = ("airflow", "duckdb", "psycopg", "psycopg2", "sqlglot", "pyarrow", "pandas", "deltalake")
 
     class Block:
         def find_spec(self, name, path=None, target=None):
@@ -66,6 +66,24 @@ def test_decorator_and_operator_say_they_need_airflow():
     assert lines == [
         "@idempotent_write needs apache-airflow>=3; install it with: pip install 'dagguard[airflow]'",
         "IntervalMergeOperator needs apache-airflow>=3; install it with: pip install 'dagguard[airflow]'"]
+
+
+def test_a_delta_lake_without_deltalake_names_the_extra():
+    result = _run("""
+        from datetime import datetime, timezone
+        from dagguard.idempotent import DeltaLake, Interval, UnsupportedConnectionError, write_interval
+
+        utc = timezone.utc
+        interval = Interval(datetime(2026, 1, 1, tzinfo=utc), datetime(2026, 1, 2, tzinfo=utc))
+        for conn in ("delta:///tmp/lake", DeltaLake("/tmp/lake")):
+            try:
+                write_interval(conn, "t", [], interval, time_column="ts", columns=["ts"])
+            except UnsupportedConnectionError as exc:
+                print(exc)
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "Delta Lake tables need the deltalake package: pip install 'dagguard[delta]'"] * 2
 
 
 def test_unsupported_connections_are_a_clear_error():

@@ -19,7 +19,7 @@ from tests.idempotent.helpers import at  # noqa: E402
 
 DAYS = [Interval(at(d), at(d + 1)) for d in (1, 2, 3)]
 MICRO = timedelta(microseconds=1)
-EXAMPLES = {"sqlite": 30, "duckdb": 20, "postgres": 12, "iceberg": 8}
+EXAMPLES = {"sqlite": 30, "duckdb": 20, "postgres": 12, "delta": 12, "iceberg": 8}
 
 
 def instants(interval: Interval):
@@ -212,7 +212,8 @@ def test_a_row_at_the_end_instant_rejects_the_whole_batch(db):
     check()
 
 
-NANO_TYPE = {"sqlite": "TEXT", "duckdb": "TIMESTAMPTZ_NS", "postgres": "timestamptz", "iceberg": "TIMESTAMPTZ"}
+NANO_TYPE = {"sqlite": "TEXT", "duckdb": "TIMESTAMPTZ_NS", "postgres": "timestamptz", "delta": "TIMESTAMPTZ",
+             "iceberg": "TIMESTAMPTZ"}
 
 
 def nanosecond_batches(interval: Interval, max_size: int = 5, rounded=st.booleans()):
@@ -286,7 +287,10 @@ def _write_ns(db, rows, strategy):
 
 
 def test_an_open_caller_transaction_is_refused_or_joined_never_lost(db):
-    from tests.idempotent.test_caller_transaction import _caller_insert, CALLERS_ROW
+    from tests.idempotent.test_caller_transaction import (CALLERS_ROW, _caller_insert,
+                                                          skip_without_caller_transactions)
+
+    skip_without_caller_transactions(db)
 
     assert not DAYS[0].contains(CALLERS_ROW[1])  # the caller's row lies in another interval
     if db.dialect == "iceberg":
@@ -345,7 +349,7 @@ def coarse_batches(interval: Interval, step: int, max_size: int = 5):
 
 def test_timestamps_finer_than_the_column_are_refused_never_rounded(db):
     if db.dialect not in COARSE_TYPES:
-        pytest.skip("SQLite's text keeps every microsecond")
+        pytest.skip("SQLite's text and Delta's timestamps keep every microsecond (no coarser column type)")
     for kind, step in COARSE_TYPES[db.dialect]:
 
         @_settings(db)
@@ -386,7 +390,7 @@ def _sqlite_text(instant, separator: str, offset, digits: int) -> str:
 
 def test_sqlite_overwrite_partition_replaces_exactly_the_partitions_utc_date(db):
     if db.dialect != "sqlite":
-        pytest.skip("DuckDB and PostgreSQL compare typed DATE and timestamp values")
+        pytest.skip("DuckDB, PostgreSQL and Delta compare typed DATE and timestamp values")
     partition = DAYS[1]
     near = st.integers(-2 * 86_400_000_000, 3 * 86_400_000_000 - 1).map(lambda n: partition.start + n * MICRO)
     edges = st.sampled_from([partition.start, partition.end, partition.start - MICRO, partition.end - MICRO])

@@ -51,6 +51,12 @@ def test_rerunning_python_rows_rewrites_unless_merge_finds_them_unchanged(db, st
             _write(db, batch, strategy=strategy)
         assert db.rows() == []
         return
+    if db.dialect == "delta":
+        # A Delta column has one type: the 7 is refused, not stored as '7'.
+        with pytest.raises(IntervalViolationError, match=r"column 'v' .* \(row 1: 7\); nothing was written"):
+            _write(db, batch, strategy=strategy)
+        assert db.rows() == []
+        return
     first = _write(db, batch, strategy=strategy)
     after_first = db.rows()
     second = _write(db, batch, strategy=strategy)
@@ -217,7 +223,7 @@ def test_names_in_another_case_match_where_the_engine_matches_them_so(db):
         pytest.skip("SQL-specific: quoted names in CREATE TABLE; Iceberg matches names exactly")
     db.run('CREATE TABLE "Events" (k INTEGER, "TS" ' + db.ts + ", v TEXT)")
     rows = events((1, at(1, 1), "x"))
-    if db.dialect == "postgres":
+    if db.dialect in ("postgres", "delta"):  # (a Delta table is a folder: its name is a path)
         with pytest.raises(TargetTableError, match=r"table events does not exist"):
             write_interval(db.connect(), "events", rows, DAY1, time_column="ts")
         with pytest.raises(TargetTableError, match="names are matched exactly, and the table spells 'ts' as 'TS'"):
@@ -324,8 +330,8 @@ def test_none_instead_of_rows_is_refused(db):
 
 def test_sqlalchemy_url_and_engine(db):
     sqlalchemy = pytest.importorskip("sqlalchemy")
-    if db.dialect == "duckdb":
-        pytest.skip("SQLAlchemy's duckdb dialect is not installed")
+    if db.dialect in ("duckdb", "delta"):
+        pytest.skip(f"SQLAlchemy has no {db.dialect} dialect here")
     if db.dialect == "iceberg":
         pytest.skip("SQL-specific: SQLAlchemy URLs and engines name SQL databases")
     db.create()
@@ -358,7 +364,8 @@ def test_timestamp_without_time_zone_columns_hold_utc_wall_time(db):
         conn = db.connect()  # no session time zone: the column holds UTC wall time
     else:
         conn = db.connect()
-        conn.execute("SET TimeZone = 'Asia/Tokyo'")
+        if db.dialect != "delta":  # delta-rs has no session time zone
+            conn.execute("SET TimeZone = 'Asia/Tokyo'")
     try:
         for _ in range(2):
             write_interval(conn, "events", events((1, at(1, 0), "first µs"), (2, at(1, 23), "late")),

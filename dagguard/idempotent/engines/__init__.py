@@ -7,12 +7,16 @@ from typing import Any
 from dagguard.idempotent.engines.base import Engine
 from dagguard.idempotent.errors import UnsupportedConnectionError
 
-SUPPORTED = "sqlite3, duckdb and psycopg (3) connections, pyiceberg catalogs"
+SUPPORTED = "sqlite3, duckdb and psycopg (3) connections, Delta Lake tables, pyiceberg catalogs"
 
 
 def engine_for(connection: Any) -> Engine:
     """The Engine for a DB-API connection; UnsupportedConnectionError for any other driver."""
     module = type(connection).__module__.split(".")[0].lstrip("_")
+    from dagguard.idempotent.engines.delta import DeltaEngine, DeltaLake  # (imports no deltalake)
+
+    if module == "deltalake" or isinstance(connection, DeltaLake):
+        return DeltaEngine(connection)  # type: ignore[return-value]  # a table format, not SQL
     if module == "sqlite3":
         from dagguard.idempotent.engines.sqlite import SqliteEngine
 

@@ -1,0 +1,143 @@
+"""The ledger of a Delta table: a small Delta table of its own at `<table>/_dagguard/write_log`.
+
+Beside the table, so it travels with it (copying or granting access to the table's folder
+covers its ledger) and works whether `conn` was the lake or a DeltaTable. Readers and VACUUM
+of the table ignore it: Delta reads only the files its log names, and VACUUM skips folders
+whose name begins with `_`. The same columns as the SQL engines' dagguard_write_log, one row
+appended per write after the write's commit (two Delta tables cannot commit together: a write
+killed between the two commits has no ledger row, and its rerun is then rewritten, not skipped).
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+from typing import Any
+
+from dagguard.idempotent.errors import LedgerError
+from dagguard.idempotent.identifiers import TableName
+from dagguard.idempotent.ledger import (LEDGER_COLUMNS, LedgerReport, entry_from_record, find_conflicts)
+
+LEDGER_FOLDER = "_dagguard/write_log"
+_INTEGERS = ("try_number", "row_count", "rows_inserted", "rows_updated", "rows_deleted")
+_TIMES = ("interval_start", "interval_end", "written_at")
+# Concurrent first writes both try to create the ledger table; the loser appends again.
+_APPEND_ATTEMPTS = 10
+
+
+def _schema() -> Any:
+    import pyarrow as pa
+
+    def kind(name: str) -> Any:
+        if name in _INTEGERS:
+            return pa.int64()
+        if name in _TIMES:
+            return pa.timestamp("us", tz="UTC")
+        return pa.string()
+
+    return pa.schema([(name, kind(name)) for name in LEDGER_COLUMNS])
+
+
+def ledger_uri(engine: Any, table: TableName) -> str:
+    """Where the ledger of `table` lives."""
+    return f"{engine.table_uri(table)}/{LEDGER_FOLDER}"
+
+
+def record_write(engine: Any, run: Any, table: TableName, interval: Any, strategy: str,
+                 counts: tuple[int, int, int, int], checksum: str) -> None:
+    """Append one ledger row, after the write's commit."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+    from deltalake.exceptions import CommitFailedError
+
+    row_count, inserted, updated, deleted = counts
+    values = (run.dag_id, run.task_id, run.run_id, run.try_number, str(table), interval.start, interval.end,
+              strategy, row_count, inserted, updated, deleted, checksum, datetime.now(timezone.utc))
+    row = pa.Table.from_pylist([dict(zip(LEDGER_COLUMNS, values))], schema=_schema())
+    for attempt in range(_APPEND_ATTEMPTS):
+        try:
+            write_deltalake(ledger_uri(engine, table), row, mode="append",
+                            storage_options=engine.storage_options())
+            return
+        except CommitFailedError:
+            if attempt < _APPEND_ATTEMPTS - 1:
+                continue
+            failure: Exception = CommitFailedError("concurrent appends kept winning")
+        except Exception as exc:  # the store's own errors: permissions, network
+            failure = exc
+        # Not the write's error: its commit stands, and redoing it would commit it again.
+        raise LedgerError(f"the write of {table} for {interval} was committed, but its ledger row could not be "
+                          f"appended to {ledger_uri(engine, table)}: {' '.join(str(failure).split())[:300]}") from failure
+
+
+def _open(engine: Any, table: TableName) -> Any:
+    from deltalake import DeltaTable
+
+    uri, options = ledger_uri(engine, table), engine.storage_options()
+    if not DeltaTable.is_deltatable(uri, storage_options=options):
+        return None
+    return DeltaTable(uri, storage_options=options)
+
+
+def last_checksum(engine: Any, table: TableName, interval: Any) -> str | None:
+    """The checksum of the latest recorded write of this interval of `table`, if any."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ledger = _open(engine, table)
+    if ledger is None:
+        return None
+    kind = pa.timestamp("us", tz="UTC")
+    rows = ledger.to_pyarrow_dataset().to_table(
+        columns=["checksum", "written_at"],
+        filter=(pc.field("table_name") == str(table)) & (pc.field("interval_start") == pa.scalar(interval.start, kind))
+        & (pc.field("interval_end") == pa.scalar(interval.end, kind)))
+    if not rows.num_rows:
+        return None
+    latest = pc.index(rows.column("written_at"), pc.max(rows.column("written_at")))
+    return rows.column("checksum")[latest.as_py()].as_py()
+
+
+def read_ledger(engine: Any, table: str | None) -> LedgerReport:
+    """The ledger of `table` (of the lake's tables, or of the DeltaTable given, when None)."""
+    from dagguard.idempotent.engines.delta import DeltaLake
+
+    if table is not None:
+        names = [TableName.parse(table)]
+    elif isinstance(engine.connection, DeltaLake):
+        names = _tables_with_ledgers(engine.connection.uri)
+    else:
+        names = [TableName(("table",))]  # a DeltaTable: its one ledger, whatever its name there
+    entries = []
+    for name in names:
+        ledger = _open(engine, name)
+        if ledger is None:
+            continue
+        for record in ledger.to_pyarrow_table().to_pylist():
+            if table is None or record["table_name"] == table:
+                entries.append(entry_from_record(record))
+    if not entries and table is None and not names:
+        raise LedgerError(f"no dagguard_write_log table ({LEDGER_FOLDER} of a table) under "
+                          f"{engine.connection.uri}: nothing has been written through dagguard.idempotent here")
+    entries.sort(key=lambda e: (e.written_at, e.table_name))
+    return LedgerReport(tuple(entries), find_conflicts(entries))
+
+
+def _tables_with_ledgers(lake: str) -> list[TableName]:
+    """The tables of a local lake whose folder holds a ledger (names of up to three parts)."""
+    if "://" in lake and not lake.startswith("file://"):
+        raise LedgerError(f"the lake {lake} is not on this machine: name the table (--table orders) "
+                          f"whose ledger to read")
+    root = lake.removeprefix("file://")
+    found = []
+    for folder, subfolders, _ in os.walk(root):
+        depth = os.path.relpath(folder, root).count(os.sep)
+        parts = tuple(os.path.relpath(folder, root).split(os.sep))
+        if os.path.isdir(os.path.join(folder, LEDGER_FOLDER)) and folder != root:
+            found.append(TableName(parts))
+        # Below a table's folder lie its data and partitions, not other tables.
+        if depth >= 2 or os.path.isdir(os.path.join(folder, "_delta_log")):
+            subfolders[:] = []
+        else:
+            subfolders[:] = [s for s in subfolders if not s.startswith(("_", "."))]
+    return sorted(found, key=str)
