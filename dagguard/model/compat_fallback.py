@@ -26,7 +26,7 @@ def replacement_keys(key: str) -> frozenset[str]:
     return frozenset(k for k in named if k in CONTEXT_KEYS and k not in REMOVED_KEYS) | _EXTRA.get(key, frozenset())
 
 
-# Reads a lookup on a context name: (node, key) when `node` is one, else None.
+# The key `node` reads when it is a lookup on a context name, else None.
 LookupOf = Callable[[cst.CSTNode], Optional[str]]
 
 

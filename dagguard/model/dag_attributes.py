@@ -10,27 +10,30 @@ unknown.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Iterator, Optional, Sequence
 
 import libcst as cst
 
-from dagguard.model.arguments import ArgValue, Arguments
+from dagguard.model.arguments import ArgValue
 from dagguard.model.scope import Scope
 from dagguard.model.values import UNKNOWN, Evaluator
+
+if TYPE_CHECKING:
+    from dagguard.model.dags import DagModel
 
 # The arguments the schedule rules read that a DAG lets code set after construction, and that
 # Airflow honours when it serialises the DAG.
 SETTABLE = frozenset({"catchup", "max_active_runs", "max_active_tasks", "start_date", "end_date"})
 
 
-def apply_attribute_assignments(module: cst.Module, scope: Scope, dags: Sequence[object]) -> None:
+def apply_attribute_assignments(module: cst.Module, scope: Scope, dags: Sequence["DagModel"]) -> None:
     """Give each DAG of `dags` bound to a module-level name the values later assigned to its
     SETTABLE attributes (straight-line module code, `with` blocks included), or UNKNOWN for an
     assignment elsewhere."""
-    by_call = {id(dag.call): dag for dag in dags if getattr(dag, "call", None) is not None}  # type: ignore[attr-defined]
+    by_call = {id(dag.call): dag for dag in dags if dag.call is not None}
     if not by_call:
         return
-    bound: dict[str, object] = {}
+    bound: dict[str, "DagModel"] = {}
     straight: set[int] = set()
     for index, stmt in enumerate(module.body):
         evaluator = Evaluator(scope.at(index), fstrings=True)
@@ -51,7 +54,8 @@ def apply_attribute_assignments(module: cst.Module, scope: Scope, dags: Sequence
                 _set(dag, ArgValue(attr, node.value, UNKNOWN, "attribute", node))
 
 
-def _straight_line(stmt: cst.CSTNode, bound: dict[str, object], by_call: dict[int, object]) -> Iterator[cst.Assign]:
+def _straight_line(stmt: cst.CSTNode, bound: dict[str, "DagModel"],
+                   by_call: dict[int, "DagModel"]) -> Iterator[cst.Assign]:
     """The attribute assignments that surely run, in order, keeping `bound` (name -> DAG)
     current: a name rebound to anything else is no longer the DAG."""
     if isinstance(stmt, cst.With):
@@ -78,7 +82,7 @@ def _straight_line(stmt: cst.CSTNode, bound: dict[str, object], by_call: dict[in
                 _bind(bound, target.target.value, dag)
 
 
-def _bind(bound: dict[str, object], name: str, dag: Optional[object]) -> None:
+def _bind(bound: dict[str, "DagModel"], name: str, dag: Optional["DagModel"]) -> None:
     if dag is None:
         bound.pop(name, None)
     else:
@@ -95,9 +99,8 @@ def _attribute_target(node: cst.Assign) -> tuple[Optional[str], Optional[str]]:
     return None, None
 
 
-def _set(dag: object, value: ArgValue) -> None:
-    args: Arguments = dag.args  # type: ignore[attr-defined]
-    dag.args = replace(args, values={**args.values, value.name: value})  # type: ignore[attr-defined]
+def _set(dag: "DagModel", value: ArgValue) -> None:
+    dag.args = replace(dag.args, values={**dag.args.values, value.name: value})
 
 
 # Statement containers: the walk for assignments goes through statements, not expressions.
