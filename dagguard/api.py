@@ -161,9 +161,10 @@ def _stdin_excluded(path: Optional[Path], settings: Settings) -> bool:
 
 def _stdin_project(path: Optional[Path], settings: Settings) -> "ProjectIndex":
     """The project index `check` would use for the file stdin stands for."""
-    from dagguard.model.project import ProjectIndex, project_roots   # libcst: only when checking
+    from dagguard.model.project import ProjectIndex, project_layout   # libcst: only when checking
 
-    return ProjectIndex(project_roots([path] if path is not None else [], settings.config_path, settings.src))
+    return ProjectIndex(*project_layout([path] if path is not None else [], settings.config_path, settings.src,
+                                        settings.packages))
 
 
 def fix_paths(paths: Iterable[Union[str, Path]], *, unsafe_fixes: bool = False, write: bool = True,

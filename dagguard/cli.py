@@ -244,13 +244,14 @@ def dags(
         None, "--config", metavar="CONFIG_OPTION",
         help="A config file to read [tool.dagguard] from instead of the nearest pyproject.toml, or a "
              "KEY = VALUE pair of [tool.dagguard] that overrides it, as for check"),
+    unseen: bool = typer.Option(False, "--unseen", help="List instead the files that import airflow and look like DAG files but show no DAG, each with the likely reason."),
 ) -> None:
     """List every DAG the linter sees, with how it was found and its arguments as resolved."""
     import json
 
     from dagguard.api import ConfigError, check_paths, discover_settings, split_config_options
     from dagguard.config import RuleSelection
-    from dagguard.engine.dag_listing import format_text
+    from dagguard.engine.dag_listing import format_text, format_unseen
 
     if output_format not in ("text", "json"):
         raise fail(f"--format must be one of text, json, got {output_format!r}")
@@ -262,6 +263,13 @@ def dags(
         result = check_paths(targets, settings=settings.with_selection(RuleSelection(select=("DG000",))))
     except ConfigError as exc:
         raise fail(str(exc)) from None
+    if unseen:
+        files = sorted(zip(result.files_without_dags, result.unseen_reasons))
+        if output_format == "json":
+            sys.stdout.write(json.dumps([{"path": path, "reason": reason} for path, reason in files], indent=2) + "\n")
+        elif files:
+            sys.stdout.write(format_unseen(files) + "\n")
+        return
     listed = sorted(result.dags, key=lambda d: (d.path, d.line))
     if output_format == "json":
         sys.stdout.write(json.dumps([d.as_dict() for d in listed], indent=2) + "\n")

@@ -65,6 +65,8 @@ class Settings:
         "export", "load", "write", "sink", "upload", "publish", "sync", "insert", "merge", "push",
     )
     src: tuple[str, ...] = ()
+    # Import name -> folder (relative to the config file): `acme_pipelines` is the folder `.`.
+    packages: tuple[tuple[str, str], ...] = ()
     dag_factories: tuple[DeclaredFactory, ...] = ()
     cache_dir: Optional[str] = None   # relative to the config file's folder; engine/cache.py
     config_path: Optional[Path] = field(default=None, compare=False)
@@ -174,6 +176,25 @@ def _folder(key: str, path: Path) -> Callable[[Any], str]:
     return convert
 
 
+def _packages(path: Path) -> Callable[[Any], tuple[tuple[str, str], ...]]:
+    def convert(value: Any) -> tuple[tuple[str, str], ...]:
+        if not isinstance(value, dict):
+            raise ConfigError(f'{path}: [tool.dagguard] packages must be a table of "import_name" = "folder"')
+        base = path.parent if path.name != "--config" else Path.cwd()
+        found = []
+        for name, folder in value.items():
+            where = f"{path}: [tool.dagguard] packages.{name}"
+            if not all(part.isidentifier() for part in name.split(".")):
+                raise ConfigError(f"{where}: {name!r} is not an import name such as \"acme_pipelines\"")
+            if not isinstance(folder, str) or not folder.strip():
+                raise ConfigError(f"{where} must be a folder path relative to the config file, got {folder!r}")
+            if not (base / folder).is_dir():
+                raise ConfigError(f"{where}: the folder {folder!r} does not exist (relative to {base})")
+            found.append((name, folder))
+        return tuple(found)
+    return convert
+
+
 def _per_file_ignores(path: Path) -> Callable[[Any], tuple[tuple[str, tuple[str, ...]], ...]]:
     def convert(value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
         if not isinstance(value, dict):
@@ -228,6 +249,7 @@ def _converters(path: Path) -> Mapping[str, tuple[str, Callable[[Any], Any]]]:
         "create-cron-data-intervals": ("create_cron_data_intervals", _boolean("create-cron-data-intervals", path)),
         "write-task-patterns": ("write_task_patterns", _strings("write-task-patterns", path)),
         "src": ("src", _strings("src", path)),
+        "packages": ("packages", _packages(path)),
         "dag-factories": ("dag_factories", _dag_factories(path)),
         "fix-max-active-runs": ("fix_max_active_runs", _positive_int("fix-max-active-runs", path)),
         "fix-max-active-tasks": ("fix_max_active_tasks", _positive_int("fix-max-active-tasks", path)),
@@ -365,12 +387,15 @@ def _toml_value(value: Any, table: bool = False) -> str:
     return json.dumps(value)
 
 
+_TABLE_SETTINGS = ("per_file_ignores", "packages")
+
+
 def describe(settings: Settings, enabled: Iterable[str]) -> str:
     """`--show-settings`: the resolved settings as a `[tool.dagguard]` table, and the rules they enable."""
     lines = [f"# config file: {settings.config_path or 'none (defaults)'}", "[tool.dagguard]"]
     for key, (attr, _) in _converters(Path("-")).items():
         if attr != "dag_factories" and getattr(settings, attr) is not None:  # cache-dir unset: the default
-            lines.append(f"{key} = {_toml_value(getattr(settings, attr), table=attr == 'per_file_ignores')}")
+            lines.append(f"{key} = {_toml_value(getattr(settings, attr), table=attr in _TABLE_SETTINGS)}")
     for declared in settings.dag_factories:   # sub-tables come after the table's own keys
         lines.append(f'[tool.dagguard.dag-factories."{declared.qualname}"]')
         lines.append(f"defaults = {_toml_value(declared.defaults, table=True)}")

@@ -43,6 +43,10 @@ def test_no_config_gives_defaults(tmp_path):
     ("create-cron-data-intervals = 'yes'", "create-cron-data-intervals"),
     ("per-file-ignores = ['x']", "per-file-ignores"),
     ("exclude = 'dags'", "exclude"),
+    ("packages = ['acme_pipelines']", "packages"),
+    ("packages = { acme_pipelines = 1 }", "packages.acme_pipelines"),
+    ("packages = { 'acme-pipelines' = '.' }", "packages.acme-pipelines"),
+    ("packages = { acme_pipelines = 'no/such/folder' }", "packages.acme_pipelines: the folder 'no/such/folder'"),
 ])
 def test_bad_keys_and_values_name_the_key_and_the_file(tmp_path, body, names):
     path = write_pyproject(tmp_path, f"[tool.dagguard]\n{body}\n")

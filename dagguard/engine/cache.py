@@ -229,11 +229,13 @@ def _encode(result: FileResult) -> tuple[Any, ...]:
         tuple(tuple(getattr(d, name) for name in _SUMMARY_FIELDS) for d in result.dags),
         tuple(str(module) for module in result.depends_on),
         tuple(result.warnings),
+        result.unseen_reason,
+        tuple(sorted(result.imports)),
     )
 
 
 def _decode(path: Path, facts: tuple[Any, ...], paths: dict[str, Path]) -> FileResult:
-    findings, sites, dag_count, flagged, noqa, imports_airflow, dags, depends_on, warnings = facts
+    findings, sites, dag_count, flagged, noqa, imports_airflow, dags, depends_on, warnings, reason, imports = facts
     return FileResult(
         path=path,
         findings=tuple(Finding(*values) for values in findings),
@@ -246,4 +248,6 @@ def _decode(path: Path, facts: tuple[Any, ...], paths: dict[str, Path]) -> FileR
         dags=tuple(DagSummary(*values) for values in dags),
         depends_on=frozenset(paths.get(module) or paths.setdefault(module, Path(module)) for module in depends_on),
         warnings=tuple(warnings),
+        unseen_reason=reason,
+        imports=frozenset(imports),
     )

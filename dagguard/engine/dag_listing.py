@@ -105,10 +105,16 @@ def format_text(dags: list[DagSummary]) -> str:
     return "\n".join(lines)
 
 
+def format_unseen(files: list[tuple[str, str]]) -> str:
+    """One line per file whose DAGs went unseen, `path: reason`."""
+    return "\n".join(f"{path}: {reason}" for path, reason in files)
+
+
 def unseen_note(count: Optional[int]) -> Optional[str]:
-    """The summary line for files that import airflow but define no DAG the linter sees."""
+    """The summary line for files that look like DAG files but define no DAG the linter sees."""
     if not count:
         return None
-    subject = "1 file imports airflow but defines" if count == 1 else f"{count:,} files import airflow but define"
-    return (f"{subject} no DAG dagguard can see (`dagguard dags` lists what it sees); a DAG factory "
+    subject = ("1 file imports airflow and looks like a DAG file but defines" if count == 1
+               else f"{count:,} files import airflow and look like DAG files but define")
+    return (f"{subject} no DAG dagguard can see (`dagguard dags --unseen` says why for each); a DAG factory "
             "outside the checked paths can be declared under [tool.dagguard.dag-factories.\"pkg.make_dag\"]")

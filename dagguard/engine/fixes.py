@@ -30,7 +30,7 @@ from dagguard.engine.files import UnreadableFile, discover_files, read_source
 from dagguard.engine.findings import Finding, fix_applies
 from dagguard.engine.runner import (MAX_FILE_BYTES, CheckResult, FileResult, check_file, check_source, combine,
                                     display_path, problem_results)
-from dagguard.model.project import ProjectIndex, project_roots
+from dagguard.model.project import ProjectIndex, project_layout
 from dagguard.model.tree import child_nodes
 from dagguard.rules.base import SAFE, Fix, Replacement
 
@@ -252,7 +252,7 @@ def fix_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime, *, un
     discovery = discover_files(paths, settings)
     files = discovery.files
     # The same module roots as check_paths: a factory-made DAG gets the findings check gives it.
-    project = ProjectIndex(project_roots(paths, settings.config_path, settings.src, files))
+    project = ProjectIndex(*project_layout(paths, settings.config_path, settings.src, settings.packages, files))
     fixed = []
     try:
         for path in files:

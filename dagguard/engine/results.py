@@ -37,6 +37,11 @@ class FileResult:
     module: Optional[Any] = field(default=None, compare=False, repr=False)
     fixes: tuple[tuple[Finding, "Fix"], ...] = field(default=(), compare=False, repr=False)
     warnings: tuple[str, ...] = ()     # `path:line: message` lines, e.g. a noqa naming no rule
+    # For a file that imports airflow and shows no DAG yet looks like a DAG file: why it shows
+    # none (dagguard.model.unseen_dags); None for a library module.
+    unseen_reason: Optional[str] = None
+    # What it imports (dotted names; relative imports as real paths): which files are libraries.
+    imports: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -49,8 +54,9 @@ class CheckResult:
     # Contents of files that are not on disk (stdin), by shown path, for reporters that quote source.
     sources: Mapping[str, str] = field(default_factory=dict)
     missing_paths: tuple[str, ...] = ()  # given paths that do not exist (exit 2, the others checked)
-    # Files that import airflow yet define no DAG the linter can see.
+    # Files that import airflow yet define no DAG the linter can see, and look like DAG files.
     files_without_dags: tuple[str, ...] = ()
+    unseen_reasons: tuple[str, ...] = ()   # why, one per file of files_without_dags
     dags: tuple[DagSummary, ...] = ()
     unsafe_fixes: bool = False         # are unsafe fixes applicable in this run (--unsafe-fixes)?
     warnings: tuple[str, ...] = ()

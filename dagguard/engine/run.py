@@ -8,7 +8,6 @@ file is not answered by the cache, so a warm run with nothing changed never load
 from __future__ import annotations
 
 import datetime as dt
-import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable, Optional, Sequence
@@ -20,6 +19,7 @@ from dagguard.engine.findings import Finding
 from dagguard.engine.noqa import is_suppressed
 from dagguard.engine.results import CheckResult, FileResult, display_path, real_cwd, syntax_finding
 from dagguard.engine.selection import ignored_for_file, is_enabled
+from dagguard.engine.unseen import unseen_files
 from dagguard.rules import project_rules
 
 Progress = Callable[[int, int], None]  # called with (files checked, files to check)
@@ -104,11 +104,11 @@ def combine(results: Sequence[FileResult], settings: Settings) -> CheckResult:
     clean = max(dag_count - len(flagged), 0)
     errors = tuple(e for r in results for e in r.internal_errors)
     cwd = real_cwd()
-    # A module other files resolved factories or constants through is their library, not a
-    # DAG file whose DAGs went unseen.
-    used = {str(module) for r in results for module in r.depends_on}
-    unseen = tuple(display_path(r.path, cwd) for r in results
-                   if r.imports_airflow and not r.dag_count and os.path.realpath(r.path) not in used)
+    # A module other files import, or resolve factories or constants through, is their library,
+    # not a DAG file whose DAGs went unseen (engine/unseen.py).
+    unseen = unseen_files(results)
     warnings = tuple(w for r in results for w in r.warnings)
     return CheckResult(tuple(findings), len(results), dag_count, clean, errors, warnings=warnings,
-                       files_without_dags=unseen, dags=tuple(d for r in results for d in r.dags))
+                       files_without_dags=tuple(display_path(r.path, cwd) for r, _ in unseen),
+                       unseen_reasons=tuple(reason for _, reason in unseen),
+                       dags=tuple(d for r in results for d in r.dags))

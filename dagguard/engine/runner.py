@@ -31,11 +31,13 @@ from dagguard.engine.dag_listing import DagSummary, summarize
 from dagguard.model.dags import DagModel, build_file_model
 from dagguard.model.parsing import parse_module
 from dagguard.model.factories import Resolver
-from dagguard.model.project import ProjectIndex, project_roots
+from dagguard.model.project import ProjectIndex, project_layout
+from dagguard.model.unseen_dags import imported_modules, unseen_reason
 from dagguard.model.scope import ImportBinding, Scope
 from dagguard.model.ownership import dag_regions
+from dagguard.model.origins import Elsewhere
 from dagguard.rules import ALL_RULES, RULES_BY_CODE, SYNTAX_ERROR, ProjectRule, Rule
-from dagguard.rules.base import DagSite, Fix, Report, RuleContext
+from dagguard.rules.base import MADE_AT, DagSite, Fix, Report, RuleContext
 
 # Moved to results.py and run.py (they need no libcst); still importable from here.
 __all__ = ["MAX_FILE_BYTES", "CheckResult", "FileResult", "Progress", "check_file", "check_file_deep",
@@ -145,7 +147,8 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     parsed_from = checked.source if cached is None and checked is not None else source
     try:
         spans, owners = locate_in_regions(
-            module, [r.node for _, r in reports] + dag_nodes, regions,
+            module, [r.node for _, r in reports] + [n for _, r in reports for n in _fallbacks(r)] + dag_nodes,
+            regions,
             text if parsed_from is source else _source_text(parsed_from, module),
             checked.tree if checked is not None else None) if (reports or dag_nodes) else ({}, {})
     except RecursionError:
@@ -166,8 +169,15 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     for rule, report in reports:
         span = spans.get(id(report.node))
         if span is None:
+            # A node that is not in this file's tree (a value another module makes, reported
+            # where it is made): the finding goes to the argument bringing it in, or to its
+            # DAG, never to a wrong place.
+            span = next((spans[id(n)] for n in _fallbacks(report) if id(n) in spans), None)
+        if span is None:
             errors.append(f"internal error in {rule.code} on {shown}: could not locate the reported node")
             continue
+        if report.made_at is not None or MADE_AT in report.message:
+            report = replace(report, message=report.message.replace(MADE_AT, _place(report.made_at)))
         lines = (span.line,)
         if report.dag is not None and id(report.dag.report_node) in spans:
             lines += (spans[id(report.dag.report_node)].line,)
@@ -201,11 +211,14 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     # Rules read constants lazily too: collect what the model and the rules resolved through,
     # and the .sql files they read.
     depends_on = (project.reset_touched() if project is not None else frozenset()) | model.read_files
+    imports_airflow = _imports_airflow(model.scope) and not _extends_airflow(module, model.scope)
+    # Only a file that imports airflow and shows no DAG is asked why: a walk of a few files.
+    reason = unseen_reason(module, model.scope, text, path) if imports_airflow and not model.dags else None
     return FileResult(path, tuple(findings), sites, len(model.dags), frozenset(flagged_dags), noqa, tuple(errors),
-                      imports_airflow=_imports_airflow(model.scope) and not _extends_airflow(module, model.scope),
+                      imports_airflow=imports_airflow,
                       dags=summaries, depends_on=depends_on,
                       module=module if keep_fixes else None, fixes=tuple(fixes) if keep_fixes else (),
-                      warnings=warnings)
+                      warnings=warnings, unseen_reason=reason, imports=imported_modules(module, path))
 
 
 def _syntax_result(path: Path, finding: Finding, settings: Settings) -> FileResult:
@@ -232,7 +245,7 @@ def _check_in_pieces(source: bytes, path: Path, settings: Settings, now: dt.date
         return FileResult(path, ())
     if jobs > 1:
         # A piece is seconds of work: worth a process of its own, as files are in a pool.
-        key = ProjectKey(next(_RUNS), project.roots) if project is not None else None
+        key = ProjectKey(next(_RUNS), project.roots, project.packages) if project is not None else None
         results = list(map_in_order(_check_piece, pieces.pieces, path, settings, now, shown, key,
                                     jobs=jobs, per_job=1))
     else:
@@ -248,7 +261,10 @@ def _check_in_pieces(source: bytes, path: Path, settings: Settings, now: dt.date
         imports_airflow=any(r.imports_airflow for r in results),
         dags=tuple(d for r in results for d in r.dags),
         depends_on=frozenset().union(*(r.depends_on for r in results)),
-        warnings=tuple(dict.fromkeys(w for r in results for w in r.warnings)))
+        warnings=tuple(dict.fromkeys(w for r in results for w in r.warnings)),
+        unseen_reason=next((r.unseen_reason for r in results if r.unseen_reason), None)
+        if not any(r.dag_count for r in results) else None,
+        imports=frozenset().union(*(r.imports for r in results)))
 
 
 def _check_piece(piece: Piece, path: Path, settings: Settings, now: dt.datetime, shown: str,
@@ -289,6 +305,23 @@ def _placer(module: cst.Module, shown: str,
         line = line_of(span.line) if tree is module and line_of is not None else span.line
         return f"{where}:{line}"
     return place_of
+
+
+def _fallbacks(report: Report) -> tuple[cst.CSTNode, ...]:
+    """Where a report goes when its node is not in the file: its argument's place, its DAG."""
+    found: tuple[cst.CSTNode, ...] = ()
+    if report.argument is not None and report.argument.report_node is not report.node:
+        found += (report.argument.report_node,)
+    return found + ((report.dag.report_node,) if report.dag is not None else ())
+
+
+def _place(made_at: Optional[Elsewhere]) -> str:
+    """`common/__init__.py:3`: the file and line of a node of another module."""
+    if made_at is None:
+        return "another file"
+    span = locate(made_at.module, [made_at.node]).get(id(made_at.node))
+    where = display_path(made_at.path)
+    return f"{where}:{span.line}" if span is not None else where
 
 
 def _default_note(report: Report, module: cst.Module, shown: str,
@@ -348,6 +381,7 @@ class ProjectKey:
 
     run: int
     roots: tuple[Path, ...]
+    packages: tuple[tuple[str, Path], ...] = ()
 
 
 _RUNS = itertools.count()
@@ -360,7 +394,7 @@ def _project_index(key: ProjectKey) -> ProjectIndex:
     index = _CURRENT.get(key)
     if index is None:
         _CURRENT.clear()   # an earlier run's trees may be stale
-        index = _CURRENT[key] = ProjectIndex(key.roots)
+        index = _CURRENT[key] = ProjectIndex(key.roots, key.packages)
     return index
 
 
@@ -378,7 +412,8 @@ def check_files(files: Sequence[Path], paths: Sequence[Path], settings: Settings
                 jobs: Optional[int] = None) -> Iterator[FileResult]:
     """Check `files` (found under the given `paths`), in `jobs` processes when they pay, in order."""
     # The index itself stays in each process that checks files: workers get its key.
-    project = ProjectKey(next(_RUNS), tuple(project_roots(paths, settings.config_path, settings.src, files)))
+    roots, packages = project_layout(paths, settings.config_path, settings.src, settings.packages, files)
+    project = ProjectKey(next(_RUNS), roots, packages)
     # Files in one process (few of them): a large one may spread its pieces over the cores.
     piece_jobs = (jobs or available_cores()) if effective_jobs(jobs, len(files)) == 1 else 1
     try:

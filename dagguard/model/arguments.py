@@ -8,6 +8,7 @@ from typing import Any, Mapping, Optional
 
 import libcst as cst
 
+from dagguard.model.scope import Scope, module_of
 from dagguard.model.values import UNKNOWN, Evaluator, StaticDict
 
 
@@ -45,10 +46,21 @@ class ArgValue:
     factory_default: Optional[FactoryDefault] = None
     # Set when a factory's DAG(...) call writes this keyword itself (not the caller's **kwargs).
     factory_keyword: Optional[FactoryKeyword] = None
+    # The scope `node` is read in, when it is not the call's: a value written in another
+    # module (an imported default_args, a factory's body) is read with that module's names.
+    scope: Optional[Scope] = field(default=None, compare=False, repr=False)
 
     @property
     def known(self) -> bool:
         return self.value is not UNKNOWN
+
+    def read_in(self, call_scope: Scope) -> Scope:
+        """The scope to evaluate `node` in; `call_scope` is that of the call given the argument."""
+        return self.scope if self.scope is not None else call_scope
+
+    def written_in(self, scope: Scope) -> bool:
+        """Is `node` written in `scope`'s module (the checked file's, where a fix may edit it)?"""
+        return self.scope is None or module_of(self.scope) is module_of(scope)
 
 
 @dataclass(frozen=True)
@@ -82,16 +94,18 @@ def call_arguments(call: cst.Call, evaluator: Evaluator, positional: tuple[str, 
                 continue
             complete = complete and splat.complete
             for key, entry in splat.entries.items():
-                values[key] = ArgValue(key, entry.value_node, entry.value, "splat", arg)
+                values[key] = ArgValue(key, entry.value_node, entry.value, "splat", arg,
+                                       scope=entry.scope or evaluator.scope)
         elif arg.star == "*":
             complete = False
         elif arg.keyword is not None:
             name = arg.keyword.value
-            values[name] = ArgValue(name, arg.value, evaluator.value(arg.value), "keyword", arg)
+            values[name] = ArgValue(name, arg.value, evaluator.value(arg.value), "keyword", arg, scope=evaluator.scope)
         else:
             if index < len(positional):
                 name = positional[index]
-                values[name] = ArgValue(name, arg.value, evaluator.value(arg.value), "positional", arg)
+                values[name] = ArgValue(name, arg.value, evaluator.value(arg.value), "positional", arg,
+                                        scope=evaluator.scope)
             else:
                 complete = False
             index += 1
@@ -99,17 +113,24 @@ def call_arguments(call: cst.Call, evaluator: Evaluator, positional: tuple[str, 
 
 
 def dict_arguments(arg: Optional[ArgValue], evaluator: Evaluator) -> Arguments:
-    """The entries of a dict-valued argument such as `default_args` (empty when absent)."""
+    """The entries of a dict-valued argument such as `default_args` (empty when absent). An
+    entry written in this module is reported at its key; one written in another module (an
+    imported dict, a project function's) at the argument that brings it in."""
     if arg is None:
         return Arguments({}, True)
-    static = arg.value if isinstance(arg.value, StaticDict) else evaluator.static_dict(arg.node)
+    scope = arg.read_in(evaluator.scope)
+    reader = evaluator if scope is evaluator.scope else Evaluator(scope, evaluator.fstrings)
+    static = arg.value if isinstance(arg.value, StaticDict) else reader.static_dict(arg.node)
     if static is None:
         return Arguments({}, False)
-    values = {
-        key: ArgValue(key, entry.value_node, entry.value, "default_args",
-                      _entry_report_node(entry.key_node, entry.value_node))
-        for key, entry in static.entries.items()
-    }
+    here = module_of(evaluator.scope)
+    values = {}
+    for key, entry in static.entries.items():
+        entry_scope = entry.scope or scope
+        local = module_of(entry_scope) is here
+        values[key] = ArgValue(key, entry.value_node, entry.value, "default_args",
+                               _entry_report_node(entry.key_node, entry.value_node) if local else arg.report_node,
+                               scope=entry_scope)
     return Arguments(values, static.complete)
 
 

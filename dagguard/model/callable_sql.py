@@ -9,6 +9,7 @@ from typing import Optional
 
 import libcst as cst
 
+from dagguard.model.built_strings import builds_text
 from dagguard.model.callable_context import ContextReads
 from dagguard.model.callable_tree import CallableTree, argument
 from dagguard.model.sql_parameters import bind_parameters
@@ -40,6 +41,8 @@ class SqlCall:
 
     node: cst.CSTNode
     text: Optional[str]
+    # Text None, but a string built at run time (`.format`, `%`, `+`): SQL on unknown tables.
+    built: bool = False
 
 
 def sql_call(tree: CallableTree, context: ContextReads, call: cst.Call) -> Optional[SqlCall]:
@@ -55,7 +58,7 @@ def sql_call(tree: CallableTree, context: ContextReads, call: cst.Call) -> Optio
     text = tree.static_text(statement)
     if text is None:
         # A non-static statement only matters where statement order is tracked.
-        return SqlCall(statement, None) if method in _ORDERED_METHODS else None
+        return SqlCall(statement, None, builds_text(statement, tree.scope)) if method in _ORDERED_METHODS else None
     if not _SQL_START.match(text):
         return None
     bound = argument(call, 1 if method in _POSITIONAL_PARAMETERS else -1, ("parameters", "params"))

@@ -11,6 +11,7 @@ import libcst as cst
 
 from dagguard.model.callable_sql import SqlCall
 from dagguard.model.callable_tree import CallableTree, argument
+from dagguard.model.scratch_paths import ScratchPaths
 
 
 # Methods that write whatever SQL text or rows they are given.
@@ -21,6 +22,22 @@ _OBJECT_WRITERS = frozenset({
     "upload_fileobj", "upload_from_filename", "upload_from_string", "upload_from_file",
     "put_object",
 })
+# Where an object writer names the object it writes: (positions, keywords). S3Hook.load_*(data,
+# key, bucket_name), WasbHook.load_*(data, container, blob_name), GCSHook.upload(bucket,
+# object_name), boto3's upload_file(Filename, Bucket, Key) and put_object(Key=...).
+_OBJECT_KEYS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
+    **dict.fromkeys(("load_file", "load_string", "load_bytes", "load_file_obj"),
+                    ((1, 2), ("key", "blob_name"))),
+    "upload": ((1,), ("object_name", "blob_name", "key")),
+    **dict.fromkeys(("upload_file", "upload_fileobj"), ((1, 2), ("Key", "key", "object_name", "blob_name",
+                                                               "file_name"))),
+    "put_object": ((1,), ("Key", "key", "object_name")),
+}
+# These refuse an existing object unless told to replace it (S3Hook's replace=, Wasb's overwrite=);
+# the other writers overwrite it.
+_REPLACE_NEEDED = frozenset({"load_file", "load_string", "load_bytes", "load_file_obj"})
+# A GCS blob's upload methods write the object `bucket.blob(name)` names.
+_BLOB_UPLOADS = frozenset({"upload_from_filename", "upload_from_string", "upload_from_file"})
 # DataFrame.to_sql(name, con, schema, if_exists) and to_gbq(destination_table, ..., if_exists=):
 # only "append" adds the frame's rows again on a re-run.
 _FRAME_WRITERS = {"to_sql": 3, "to_gbq": -1}
@@ -60,6 +77,7 @@ class WriteFinder:
     def __init__(self, tree: CallableTree) -> None:
         self.tree = tree
         self.scope = tree.scope
+        self.scratch = ScratchPaths(tree)
 
     def write(self, call: cst.Call, sql: Optional[SqlCall]) -> Optional[WriteCall]:
         """The write `call` makes (given the SQL it runs, if any), or None."""
@@ -91,7 +109,8 @@ class WriteFinder:
                 return None  # returns the text, fills an in-memory buffer, or a scratch file
             return WriteCall(call, f".{method}()", False)
         if method in _OBJECT_WRITERS:
-            return WriteCall(call, f"{method}()", False)
+            # One fixed object overwritten (a docs site, a report file): a re-run rewrites it.
+            return WriteCall(call, f"{method}()", self._replaces_fixed_object(call, method))
         return None
 
     def sqlalchemy_insert(self, call: cst.Call) -> WriteCall:
@@ -107,7 +126,9 @@ class WriteFinder:
                 or self.tree.is_logging(call):
             return False
         owner = self.scope.qualname(func.value) or ""
-        return owner.split(".", 1)[0] not in _DESERIALIZERS  # json.load() reads
+        if owner.split(".", 1)[0] in _DESERIALIZERS:
+            return False  # json.load() reads
+        return not self.scratch.is_scratch(func.value)  # `tmp.write(...)`: a scratch file
 
     def _frame_write(self, call: cst.Call, method: str) -> WriteCall:
         """`df.to_sql(...)`: an append unless if_exists rewrites the table or refuses a re-run
@@ -163,12 +184,41 @@ class WriteFinder:
         return False
 
     def _local_scratch(self, call: cst.Call, target: Optional[cst.Arg] = None) -> bool:
-        """A file under /tmp: staging for an upload, not the task's output."""
+        """A file in the temporary folder (`/tmp/...`, `tempfile.mkdtemp()`, a
+        `TemporaryDirectory()`): staging for an upload, not the task's output."""
         target = target or argument(call, 0, ("file", "path"))
-        if target is None:
-            return False
-        text = self.tree.static_text(target.value)
-        return text is not None and text.startswith(("/tmp/", "/var/tmp/"))
+        return target is not None and self.scratch.is_scratch(target.value)
+
+    def _replaces_fixed_object(self, call: cst.Call, method: str) -> bool:
+        """Does the call overwrite one object whose name is fixed (static, no placeholder)?
+        `load_string(..., key="docs/index.html", replace=True)`, `GCSHook.upload(b, "latest.txt")`."""
+        if method in _REPLACE_NEEDED:
+            replace = argument(call, -1, ("replace", "overwrite"))
+            if replace is None or self.tree.evaluator.value(replace.value) is not True:
+                return False
+        if method in _BLOB_UPLOADS:
+            blob = self._blob_call(call.func.value) if isinstance(call.func, cst.Attribute) else None
+            names = [argument(blob, 0, ("blob_name", "name"))] if blob is not None else []
+        else:
+            positions, keywords = _OBJECT_KEYS.get(method, ((), ()))
+            names = [argument(call, -1, keywords)] + [argument(call, p, ()) for p in positions]
+        found = [n for n in names if n is not None]
+        return bool(found) and all(self._fixed_name(n.value) for n in found)
+
+    def _blob_call(self, expr: cst.BaseExpression) -> Optional[cst.Call]:
+        """`bucket.blob("name")`, directly or through the name bound to it in the callable."""
+        if isinstance(expr, cst.Name):
+            bound = [n.value for n in self.tree.nodes if isinstance(n, cst.Assign)
+                     and any(isinstance(t.target, cst.Name) and t.target.value == expr.value for t in n.targets)]
+            expr = bound[0] if len(bound) == 1 else expr
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "blob":
+            return expr
+        return None
+
+    def _fixed_name(self, node: cst.BaseExpression) -> bool:
+        """A static object name: no placeholder, no template."""
+        value = self.tree.evaluator.value(node)
+        return isinstance(value, str) and bool(value) and "{{" not in value
 
     def _is_buffer(self, node: cst.BaseExpression) -> bool:
         """An io.StringIO/BytesIO, directly or through a name assigned one."""

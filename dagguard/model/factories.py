@@ -22,7 +22,8 @@ from dagguard.model import airflow_names as names
 from dagguard.model.arguments import (ArgValue, Arguments, FactoryDefault, FactoryKeyword, call_arguments,
                                       dict_arguments)
 from dagguard.model.project import ProjectIndex
-from dagguard.model.scope import ClassBinding, ConstantBinding, FunctionBinding, Scope, ValueBinding, function_scope
+from dagguard.model.scope import (OPAQUE, ClassBinding, ConstantBinding, FunctionBinding, Scope, ValueBinding,
+                                  function_scope)
 from dagguard.model.values import UNKNOWN, DictEntry, Evaluator, StaticDict
 
 MAX_FACTORY_DEPTH = 4
@@ -253,6 +254,7 @@ class _Bound:
     value: Any
     node: cst.BaseExpression          # the caller's expression, or the parameter's default
     default: Optional[FactoryDefault]
+    scope: Optional[Scope] = None     # where `node` is read: the caller's, or the factory's module
 
 
 def _bind(factory: Factory, call: cst.Call, caller: Evaluator) -> Optional[dict[str, _Bound]]:
@@ -273,27 +275,30 @@ def _bind(factory: Factory, call: cst.Call, caller: Evaluator) -> Optional[dict[
     extra: dict[str, DictEntry] = {}
     for key, arg in given.values.items():
         if key in keyword_names:
-            bound[key] = _Bound(arg.value, arg.node, None)
+            bound[key] = _Bound(arg.value, arg.node, None, arg.read_in(caller.scope))
         elif star_kwarg is not None:
-            extra[key] = DictEntry(None, arg.node, arg.value)
+            extra[key] = DictEntry(None, arg.node, arg.value, arg.read_in(caller.scope))
         else:
             return None  # not a call Python would accept
     definition = Evaluator(factory.module_scope, fstrings=True)
+    # Where a parameter's name is read when nothing is known of it: opaque, not a module constant.
+    inside = Scope(bindings={p.name.value: [OPAQUE] for p in (*positional, *params.kwonly_params)},
+                   parent=factory.module_scope)
     for param in (*positional, *params.kwonly_params):
         name = param.name.value
         if name in bound:
             continue
         if not complete:
-            bound[name] = _Bound(UNKNOWN, param.name, None)
+            bound[name] = _Bound(UNKNOWN, param.name, None, inside)
         elif param.default is not None:
             default = FactoryDefault(factory.qualname, name, factory.path, factory.module, param)
-            bound[name] = _Bound(definition.value(param.default), param.default, default)
+            bound[name] = _Bound(definition.value(param.default), param.default, default, factory.module_scope)
         else:
-            bound[name] = _Bound(UNKNOWN, param.name, None)  # a required parameter not passed
+            bound[name] = _Bound(UNKNOWN, param.name, None, inside)  # a required parameter not passed
     if star_kwarg is not None:
-        bound[star_kwarg] = _Bound(StaticDict(extra, complete), call, None)
+        bound[star_kwarg] = _Bound(StaticDict(extra, complete), call, None, caller.scope)
     if star_arg is not None:
-        bound[star_arg] = _Bound(UNKNOWN, call, None)
+        bound[star_arg] = _Bound(UNKNOWN, call, None, caller.scope)
     return bound
 
 
@@ -344,7 +349,8 @@ def _through(args: Arguments, bound: dict[str, _Bound]) -> Arguments:
     for name, arg in args.values.items():
         if isinstance(arg.node, cst.Name) and arg.node.value in bound:
             given = bound[arg.node.value]
-            arg = replace(arg, node=given.node, factory_default=given.default or arg.factory_default)
+            arg = replace(arg, node=given.node, factory_default=given.default or arg.factory_default,
+                          scope=given.scope)
         values[name] = arg
     return Arguments(values, args.complete)
 

@@ -18,9 +18,10 @@ from typing import Iterable, Optional, Sequence
 
 import libcst as cst
 
+from dagguard.model.package_dirs import PackageLayout, package_layout
 from dagguard.model.parsing import parse_module
-from dagguard.model.scope import (Binding, ConstantBinding, ImportBinding, ModuleScope, ProjectLink, Scope,
-                                  module_scope)
+from dagguard.model.scope import (Binding, ConstantBinding, FunctionBinding, ImportBinding, ModuleScope,
+                                  ProjectLink, Scope, module_scope)
 
 MAX_FOLLOW = 8                     # re-export hops (`from .a import f` in __init__.py ...)
 MAX_MODULE_BYTES = 2 * 1024 * 1024
@@ -68,8 +69,12 @@ class Resolved:
 class ProjectIndex:
     """Answers "what does this imported name mean" for every file checked in one run."""
 
-    def __init__(self, roots: Iterable[Path]) -> None:
+    def __init__(self, roots: Iterable[Path], packages: Iterable[tuple[str, Path]] = ()) -> None:
         self.roots: tuple[Path, ...] = tuple(dict.fromkeys(_resolved(root) for root in roots))
+        # Import names whose package is a folder of another name (dagguard.model.package_dirs),
+        # longest first: consulted before the roots.
+        self.packages: tuple[tuple[str, Path], ...] = tuple(
+            sorted(((name, _resolved(folder)) for name, folder in packages), key=lambda item: -len(item[0])))
         self._by_name: dict[str, Optional[ProjectModule]] = {}
         self._by_path: dict[Path, Optional[ProjectModule]] = {}
         self._tops: dict[str, tuple[Path, ...]] = {}
@@ -96,9 +101,9 @@ class ProjectIndex:
         """The project module `name` (a.b.c), parsed on first use; None when not in the project."""
         if name in self._by_name:
             return self._by_name[name]
-        found: Optional[ProjectModule] = None
+        found = self._mapped_module(name)
         top = name.split(".", 1)[0]
-        if top not in _FOREIGN and self._roots_with(top):
+        if found is None and top not in _FOREIGN and self._roots_with(top):
             relative = Path(*name.split("."))
             for root in self._roots_with(top):
                 for candidate in (root / relative.with_suffix(".py"), root / relative / "__init__.py"):
@@ -109,6 +114,21 @@ class ProjectIndex:
                     break
         self._by_name[name] = found
         return found
+
+    def _mapped_module(self, name: str) -> Optional[ProjectModule]:
+        """`name` under a mapped package: `acme_pipelines.workflows.common` is
+        `<folder>/workflows/common.py` when `acme_pipelines` maps to `<folder>`."""
+        for package, folder in self.packages:
+            if name != package and not name.startswith(package + "."):
+                continue
+            rest = name[len(package) + 1:]
+            relative = Path(*rest.split(".")) if rest else None
+            candidates = ((folder / "__init__.py",) if relative is None
+                          else (folder / relative.with_suffix(".py"), folder / relative / "__init__.py"))
+            for candidate in candidates:
+                if candidate.is_file():
+                    return self._load(name, candidate)
+        return None
 
     def module_at(self, path: Path) -> Optional[ProjectModule]:
         """The parsed module at `path` when the index has already read it (or can)."""
@@ -184,6 +204,12 @@ class ProjectIndex:
                 parts.pop()
             if parts:
                 return ".".join(parts)
+        for package, folder in self.packages:   # a module only a mapped package holds
+            if folder in path.parents:
+                parts = list(path.relative_to(folder).with_suffix("").parts)
+                if parts and parts[-1] == "__init__":
+                    parts.pop()
+                return ".".join([package, *parts])
         return None
 
     # --- names -----------------------------------------------------------------------------
@@ -266,6 +292,12 @@ class ModuleLink(ProjectLink):
             return None
         return found.binding.value, found.module.scope  # type: ignore[union-attr]
 
+    def function(self, qualname: str) -> Optional[tuple[cst.FunctionDef, Scope]]:
+        found = self.index.resolve(qualname, self.path)
+        if found is None or type(found.binding) is not FunctionBinding:
+            return None
+        return found.binding.node, found.module.scope  # type: ignore[union-attr]
+
 
 def project_roots(paths: Sequence[Path], config_path: Optional[Path], src: Sequence[str],
                   files: Sequence[Path] = ()) -> list[Path]:
@@ -300,6 +332,22 @@ def project_roots(paths: Sequence[Path], config_path: Optional[Path], src: Seque
         roots.extend(parent for parent in (folder, *folder.parents)
                      if parent.name in ("dags", "plugins") and parent not in roots)
     return roots
+
+
+def project_layout(paths: Sequence[Path], config_path: Optional[Path], src: Sequence[str],
+                   packages: Sequence[tuple[str, str]] = (), files: Sequence[Path] = (),
+                   ) -> tuple[tuple[Path, ...], tuple[tuple[str, Path], ...]]:
+    """The index's module roots (project_roots, then those the build configuration names) and
+    its mapped packages (`[tool.dagguard] packages`, then the nearest pyproject.toml's build
+    configuration: dagguard.model.package_dirs)."""
+    roots = project_roots(paths, config_path, src, files)
+    folders = [p if p.is_dir() else p.parent for p in (_resolved(p) for p in paths)]
+    base = config_path.parent if config_path is not None else _common_parent(folders)
+    # Declared folders are relative to the config file, or to the working folder when given
+    # with `--config 'packages = ...'` alone (as config.py checks them).
+    declared_base = config_path.parent if config_path is not None else Path(os.getcwd())
+    layout: PackageLayout = package_layout(base, config_path, packages, declared_base)
+    return (*roots, *layout.roots), layout.packages
 
 
 def _common_parent(folders: Sequence[Path]) -> Optional[Path]:

@@ -18,6 +18,7 @@ from typing import Optional
 
 import libcst as cst
 
+from dagguard.model.arguments import call_arguments
 from dagguard.model.callable_clock import CLOCK_FUNCTIONS, escapes
 from dagguard.model.callable_context import GET_CURRENT_CONTEXT, ContextLookup, ContextReads, parameters
 from dagguard.model.callable_sql import SQL_METHODS, SQLALCHEMY_TEXT, SqlCall, sql_call
@@ -25,9 +26,9 @@ from dagguard.model.callable_tree import CallableTree, call_name, formatted_text
 from dagguard.model.compat_fallback import is_compat_fallback
 from dagguard.model.callable_writes import SQLALCHEMY_INSERT, WriteCall, WriteFinder
 from dagguard.model.context_keys import INTERVAL_KEYS, REMOVED_DAG_RUN_ATTRIBUTES, REMOVED_KEYS
-from dagguard.model.scope import FunctionBinding, Scope, function_scope
+from dagguard.model.scope import OPAQUE, FunctionBinding, Scope, ValueBinding, function_scope
 from dagguard.model.templates import analyse_template, has_jinja
-from dagguard.model.values import decorator_target, simple_string_value
+from dagguard.model.values import Evaluator, decorator_target, simple_string_value
 
 __all__ = [
     "CLOCK_FUNCTIONS", "GET_CURRENT_CONTEXT", "IDEMPOTENT_DECORATORS", "IDEMPOTENT_HELPERS", "SQL_METHODS",
@@ -162,7 +163,7 @@ class _Analysis:
                         if lookup.key in REMOVED_KEYS:
                             removed.append(lookup)
                 if qual in CLOCK_FUNCTIONS:
-                    if escapes(tree, node):
+                    if escapes(tree, node, returns_xcom=self.depth == 0):
                         clock.append(ClockRead(node, call_name(node)))
                     continue
                 if qual in IDEMPOTENT_HELPERS:
@@ -202,10 +203,24 @@ class _Analysis:
         found = called_helper(call, self.tree.scope)
         if found is None or id(found[0]) in self.seen:
             return None
-        inner = _Analysis(found[0], found[1], self.tree.module, frozenset(),
+        scope = _bound_to_call(found[0], found[1], call, self.tree.evaluator)
+        inner = _Analysis(found[0], scope, self.tree.module, frozenset(),
                           self.depth + 1, self.seen, self.tree.names,
                           forwarded=context.forwarded_to(call, found[0], sure))
         return inner.facts()
+
+
+def _bound_to_call(function: cst.FunctionDef, scope: Scope, call: cst.Call, caller: Evaluator) -> Scope:
+    """The helper's scope with each parameter the call passes a static scalar bound to it
+    (`publish(key="docs/index.html")`), as a factory's parameters are bound to its caller's."""
+    params = function.params
+    positional = tuple(p.name.value for p in (*params.posonly_params, *params.params))
+    for name, arg in call_arguments(call, caller, positional=positional).values.items():
+        existing = scope.bindings.get(name)
+        # function_scope binds each parameter first (opaque); the body's own bindings follow.
+        if existing and existing[0] is OPAQUE and isinstance(arg.value, (str, bool, int, float)):
+            scope.bindings[name] = [ValueBinding(arg.value), *existing[1:]]
+    return scope
 
 
 def called_helper(call: cst.Call, scope: Scope) -> Optional[tuple[cst.FunctionDef, Scope]]:

@@ -304,7 +304,7 @@ def dag_recurrence(dag: "DagModel", airflow_version: str, create_cron_data_inter
     arg = schedule_argument(dag)
     if arg is not None:
         if arg.value is UNKNOWN and composite_timetables:
-            return timetable_call_recurrence(arg.node, Evaluator(dag.scope))
+            return timetable_call_recurrence(arg.node, Evaluator(arg.read_in(dag.scope)))
         return recurrence(arg.value, present=True, airflow_version=airflow_version,
                           create_cron_data_intervals=create_cron_data_intervals)
     if not dag.args.complete:
@@ -333,7 +333,7 @@ def recurs_on_a_clock(dag: "DagModel", airflow_version: str, create_cron_data_in
     rec = dag_recurrence(dag, airflow_version, create_cron_data_intervals, composite_timetables=True)
     if rec is UNKNOWN:
         arg = schedule_argument(dag)
-        return arg is not None and is_custom_timetable(arg.node, Evaluator(dag.scope))
+        return arg is not None and is_custom_timetable(arg.node, Evaluator(arg.read_in(dag.scope)))
     return isinstance(rec, Recurrence)
 
 
@@ -366,6 +366,15 @@ def schedule_argument(dag: "DagModel") -> Optional["ArgValue"]:
     return next((dag.args.get(name) for name in SCHEDULE_ARGUMENTS if dag.args.get(name) is not None), None)
 
 
+def never_scheduled(dag: "DagModel", airflow_version: str) -> bool:
+    """Does the scheduler surely never start a run of the DAG (`schedule=None`, or no schedule on
+    Airflow 3)? Runs come only from a trigger then, and start_date makes none."""
+    arg = schedule_argument(dag)
+    if arg is not None:
+        return arg.value is None
+    return dag.args.complete and airflow_version == "3"
+
+
 def is_continuous(dag: "DagModel") -> bool:
     """`schedule="@continuous"` or a ContinuousTimetable: Airflow allows it one active run only."""
     arg = schedule_argument(dag)
@@ -376,7 +385,7 @@ def is_continuous(dag: "DagModel") -> bool:
     call = arg.node
     if not isinstance(call, cst.Call):
         return False
-    qual = dag.scope.qualname(call.func)
+    qual = arg.read_in(dag.scope).qualname(call.func)
     return qual in names.NON_RECURRING_TIMETABLES and qual.endswith(".ContinuousTimetable")
 
 

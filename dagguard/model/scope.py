@@ -129,12 +129,29 @@ class Scope:
                 return link.constant(binding.qualname)  # type: ignore[union-attr]
         return None
 
+    def function(self, name: str) -> Optional[tuple[cst.FunctionDef, "Scope"]]:
+        """The function `name` is bound to, and the scope it is defined in: this file's
+        (`def name`), or a project module's that `name` is imported from."""
+        binding = self.single(name)
+        if type(binding) is FunctionBinding:
+            return binding.node, self.whole  # type: ignore[union-attr]
+        if type(binding) is ImportBinding:
+            link = self.project_link()
+            if link is not None:
+                return link.function(binding.qualname)  # type: ignore[union-attr]
+        return None
+
     def project_link(self) -> Optional["ProjectLink"]:
-        root: Scope = self
-        while root.parent is not None:
-            root = root.parent
-        module = getattr(root, "module", root)
-        return getattr(module, "project", None)
+        return getattr(module_of(self), "project", None)
+
+
+def module_of(scope: Scope) -> Scope:
+    """The module scope `scope` is part of (a function's, a statement's): two nodes read in
+    scopes of different modules live in different files."""
+    root: Scope = scope
+    while root.parent is not None:
+        root = root.parent
+    return getattr(root, "module", root)
 
 
 class ProjectLink:
@@ -142,6 +159,10 @@ class ProjectLink:
 
     def constant(self, qualname: str) -> Optional[tuple[cst.BaseExpression, Scope]]:
         raise NotImplementedError
+
+    def function(self, qualname: str) -> Optional[tuple[cst.FunctionDef, Scope]]:
+        """The project function `qualname` names, and its module's scope."""
+        return None
 
 
 @dataclass
@@ -153,6 +174,9 @@ class ModuleScope(Scope):
     constants: list[tuple[int, ConstantBinding]] = field(default_factory=list)
     project: Optional[ProjectLink] = None   # set when the file is checked with a project index
     _names_read: dict[int, frozenset[str]] = field(default_factory=dict, repr=False)
+    # Per name, the top-level statements that may change its value in place (`d["k"] = v`,
+    # `d.update(...)`, `del d[k]`): (statement index, the statement, made unconditionally).
+    changes: dict[str, list[tuple[int, cst.CSTNode, bool]]] = field(default_factory=dict, repr=False)
 
     def add_at(self, name: str, binding: Binding, index: int, unconditional: bool) -> None:
         self.add(name, binding)
@@ -353,7 +377,39 @@ def module_scope(module: cst.Module) -> ModuleScope:
         unconditional = isinstance(stmt, (cst.SimpleStatementLine, cst.FunctionDef, cst.ClassDef))
         for name, binding in statement_bindings((stmt,)):
             scope.add_at(name, binding, index, unconditional)
+        if not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            for name, small in _changes_in_place((stmt,)):
+                scope.changes.setdefault(name, []).append((index, small, unconditional))
     return scope
+
+
+def _changes_in_place(body: Sequence[cst.CSTNode]) -> Iterator[tuple[str, cst.BaseSmallStatement]]:
+    """The small statements of a block that change a name's value without rebinding it:
+    `d[k] = v`, `del d[k]`, `d.method(...)` (not in nested functions or classes)."""
+    for stmt in body:
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in stmt.body:
+                name = _changed_name(small)
+                if name is not None:
+                    yield name, small
+        elif isinstance(stmt, cst.BaseCompoundStatement) and not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            yield from _changes_in_place(_blocks_of(stmt))
+
+
+def _changed_name(small: cst.BaseSmallStatement) -> Optional[str]:
+    if type(small) is cst.Assign:
+        for target in small.targets:  # type: ignore[attr-defined]
+            if type(target.target) is cst.Subscript and type(target.target.value) is cst.Name:
+                return target.target.value.value
+    elif type(small) is cst.Del:
+        target = small.target  # type: ignore[attr-defined]
+        if type(target) is cst.Subscript and type(target.value) is cst.Name:
+            return target.value.value
+    elif type(small) is cst.Expr:
+        call = small.value  # type: ignore[attr-defined]
+        if type(call) is cst.Call and type(call.func) is cst.Attribute and type(call.func.value) is cst.Name:
+            return call.func.value.value
+    return None
 
 
 def function_scope(func: cst.FunctionDef, parent: Scope) -> Scope:

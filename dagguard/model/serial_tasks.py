@@ -1,11 +1,15 @@
-"""DAGs whose tasks can only run one at a time: every task is made once, unconditionally, when
-the file is parsed, and the dependency graph (model/dependencies.py) is one straight path.
+"""How many of a DAG's tasks one run can have running at once, when the linter can prove it:
+every task is made once, unconditionally, when the file is parsed, and the bound is the widest
+set of tasks of the dependency graph (model/dependencies.py) none of which runs before another
+(its widest antichain: 1 for one straight path).
 
 Proving it needs the whole structure: a call the linter cannot see into (a project helper, a
 method of an unknown object) may make tasks or dependencies of its own, a loop or an `if` may
 make a task many times or not at all, and a mapped task (`.expand(...)`) runs many instances at
 once. Any of these in the file, and nothing is proven. Unknown edges the linter misses can only
-add order, never parallelism, so a path it does see stays a path.
+add order, never parallelism, so the bound it computes is never too small. A trigger rule that
+may start a task before all its upstream tasks are done (`always`, `one_success`, `one_failed`,
+`one_done`, one not statically known) takes its task's incoming edges out of the order.
 """
 
 from __future__ import annotations
@@ -32,6 +36,12 @@ _DEPENDENCY_METHODS = frozenset({"set_upstream", "set_downstream"})
 _DEPENDENCY_FUNCTIONS = frozenset({"chain", "chain_linear", "cross_downstream"})
 _MAPPING_METHODS = frozenset({"partial", "expand", "expand_kwargs"})
 _PLAIN_LIBRARIES = _TASKLESS_LIBRARIES - {"airflow"}
+# Trigger rules that wait for every upstream task to finish (`always` and the `one_*` rules do not).
+_WAITING_RULES = frozenset({
+    "all_success", "all_failed", "all_done", "all_done_min_one_success", "all_skipped", "none_failed",
+    "none_failed_min_one_success", "none_skipped", "none_failed_or_skipped", "all_done_setup_success",
+})
+MAX_TASKS = 128   # beyond this the bound is not worked out: its cost grows with the cube
 _BUILTINS = frozenset(dir(builtins))
 _LITERALS = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString, cst.Integer, cst.Float,
              cst.List, cst.Tuple, cst.Set, cst.Dict)
@@ -50,15 +60,15 @@ class _Layout:
     made_once: frozenset[int]       # task nodes (by id) made exactly once, unconditionally
 
 
-def runs_one_task_at_a_time(file: FileModel, dag: DagModel) -> bool:
-    """True only when the DAG's tasks are all statically known, none is mapped, and they form
-    one chain (a single task counts): within a run no two of them can be ready at once."""
-    if dag.factory is not None or not dag.tasks:
-        return False  # a DAG without a task the linter sees is one whose tasks it cannot see
+def concurrent_task_bound(file: FileModel, dag: DagModel) -> Optional[int]:
+    """The most tasks of one run of the DAG that can be running at once, when every task is
+    statically known and none is mapped; None when that cannot be proven."""
+    if dag.factory is not None or not dag.tasks or len(dag.tasks) > MAX_TASKS:
+        return None  # a DAG without a task the linter sees is one whose tasks it cannot see
     layout = _layout(file)
     if not layout.known or any(id(t.node) not in layout.made_once or _is_mapped(t) for t in dag.tasks):
-        return False
-    return _is_one_path(task_graph(file, dag))
+        return None
+    return _widest_antichain(task_graph(file, dag), dag)
 
 
 def _is_mapped(task: TaskModel) -> bool:
@@ -67,25 +77,92 @@ def _is_mapped(task: TaskModel) -> bool:
         and node.func.attr.value in _MAPPING_METHODS
 
 
-def _is_one_path(graph: TaskGraph) -> bool:
-    downstream: dict[int, list[int]] = {}
+def _widest_antichain(graph: TaskGraph, dag: DagModel) -> Optional[int]:
+    """The most tasks no two of which are ordered (Dilworth: the tasks less the largest
+    matching of 'runs before' pairs); None for a cycle, which Airflow refuses to load."""
+    keys = list(graph.tasks)
+    position = {key: i for i, key in enumerate(keys)}
+    downstream: list[list[int]] = [[] for _ in keys]
+    waiting = [0] * len(keys)
     for after, befores in graph.upstream.items():
-        if len(befores) > 1:
-            return False
+        if _starts_early(graph.tasks[after], dag):
+            continue  # it may run beside its upstream tasks: they do not order it
         for before in befores:
-            downstream.setdefault(before, []).append(after)
-    if any(len(afters) > 1 for afters in downstream.values()):
+            downstream[position[before]].append(position[after])
+            waiting[position[after]] += 1
+    # Each task's descendants as a bit set, filled in reverse topological order.
+    order = [i for i, count in enumerate(waiting) if count == 0]
+    for i in order:  # grows while read: Kahn's algorithm
+        for j in downstream[i]:
+            waiting[j] -= 1
+            if waiting[j] == 0:
+                order.append(j)
+    if len(order) != len(keys):
+        return None
+    below = [0] * len(keys)
+    for i in reversed(order):
+        for j in downstream[i]:
+            below[i] |= below[j] | (1 << j)
+    later = [[j for j in range(len(keys)) if below[i] >> j & 1] for i in range(len(keys))]
+    return len(keys) - _largest_matching(later)
+
+
+def _largest_matching(later: list[list[int]]) -> int:
+    """The largest set of (task, later task) pairs using each task at most once on each side
+    (Kuhn's augmenting paths, iteratively)."""
+    partner: list[Optional[int]] = [None] * len(later)  # later task -> the earlier one it is paired with
+    size = 0
+    for start in range(len(later)):
+        seen: set[int] = set()
+        # Depth-first search for an augmenting path: frames of (earlier task, next edge index).
+        path: list[tuple[int, int]] = [(start, 0)]
+        chosen: list[int] = []
+        found = False
+        while path and not found:
+            task, index = path[-1]
+            if index == len(later[task]):
+                path.pop()
+                if chosen:
+                    chosen.pop()
+                continue
+            path[-1] = (task, index + 1)
+            other = later[task][index]
+            if other in seen:
+                continue
+            seen.add(other)
+            chosen.append(other)
+            holder = partner[other]
+            if holder is None:
+                found = True
+            else:
+                path.append((holder, 0))
+        if found:
+            for (task, _), other in zip(path, chosen):
+                partner[other] = task
+            size += 1
+    return size
+
+
+def _starts_early(task: TaskModel, dag: DagModel) -> bool:
+    """May the task start while one of its upstream tasks is still running?"""
+    given = task.args.get("trigger_rule") or dag.default_args.get("trigger_rule")
+    if given is None:
         return False
-    first = [key for key in graph.tasks if not graph.upstream.get(key)]
-    if len(first) != 1:
-        return False
-    seen, current = {first[0]}, first[0]
-    while downstream.get(current):
-        current = downstream[current][0]
-        if current in seen:
-            return False
-        seen.add(current)
-    return len(seen) == len(graph.tasks)
+    rule = _trigger_rule_name(given.value, given.node, task.scope)
+    # Not statically known, `always`, or a `one_*` rule (with one upstream task seen, another the
+    # linter misses would let it start early): it may run beside its upstream tasks.
+    return rule is None or rule not in _WAITING_RULES
+
+
+def _trigger_rule_name(value: object, node: cst.BaseExpression, scope: Scope) -> Optional[str]:
+    """`"all_done"`, or `TriggerRule.ALL_DONE` through the file's imports."""
+    if isinstance(value, str):
+        return value.lower()
+    if isinstance(node, cst.Attribute):
+        owner = scope.qualname(node.value)
+        if owner is not None and owner.endswith(".TriggerRule"):
+            return node.attr.value.lower()
+    return None
 
 
 def _layout(file: FileModel) -> _Layout:

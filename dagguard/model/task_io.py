@@ -14,9 +14,12 @@ from typing import Any, Callable, Iterator, Optional, TypeVar
 
 import libcst as cst
 
+from dagguard.model.built_strings import builds_text
+from dagguard.model.callable_clock import is_run_id
 from dagguard.model.dags import DagModel, FileModel, TaskModel
 from dagguard.model.dependencies import task_index, xcom_producer
 from dagguard.model.schedules import Recurrence, dag_recurrence
+from dagguard.model.scope import Scope, module_of
 from dagguard.model.python_tasks import CallableFacts, analyse_callable, formatted_text
 from dagguard.model.sql import ParsedSql, dialect_for, parse_sql
 from dagguard.model.sql_facts import write_effects
@@ -79,6 +82,8 @@ class SqlSource:
     origin: str                      # "sql", "file queries/x.sql", "a query in the callable"
     template: Optional[Template]
     parsed: Optional[ParsedSql]
+    # Not static, but a string built at run time (`.format`, `%`, `+`): SQL whose tables are unknown.
+    built: bool = False
 
     @property
     def in_callable(self) -> bool:
@@ -207,18 +212,25 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
     evaluator = Evaluator(task.scope)
     # An upstream task's call in an argument is its XCom at run time: nothing of it runs at parse time.
     xcoms = task_index(file)
+    here = module_of(file.scope)
     for name, arg in task.args.values.items():
         if not carries_data(name):
             continue
-        if name not in DATE_ARGUMENTS:  # a task's own start_date is DG104's
-            clock.extend((name, call) for call in evaluator.wall_clock_calls(arg.node, deferred=xcoms))
+        scope = arg.read_in(task.scope)
+        reader = evaluator if scope is task.scope else Evaluator(scope)
+        # A task's own start_date is DG104's; a run id made from the clock names a run, no data.
+        if name not in DATE_ARGUMENTS and not is_run_id(name):
+            clock.extend((name, call) for call in reader.wall_clock_calls(arg.node, deferred=xcoms))
         if name in SQL_ARGUMENTS:
             value = arg.value
-            if value is UNKNOWN:
+            if value is UNKNOWN and module_of(scope) is here:
                 # An f-string: its Python parts are unknown (so the task counts as keyed), but
                 # its SQL can still be read for clock reads and statement order.
                 value = formatted_text(arg.node, task.scope, file.module, _names(file)) or UNKNOWN
-            sql.extend(_sql_sources(file, name, arg.node, value, folders, dialect, bound))
+            # SQL another module writes (`**task_kwargs` imported) is reported at the argument.
+            local = module_of(scope) is here
+            node = arg.node if local else arg.report_node
+            sql.extend(_sql_sources(file, name, node, value, folders, dialect, bound, task.scope if local else None))
             if value is UNKNOWN and arg.origin in _WRITTEN_IN_THE_CALL:
                 strings.extend(_assembled(file, name, arg.node, value, task.scope))
         elif name == "configuration" and isinstance(arg.value, StaticDict):
@@ -229,7 +241,9 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
                 sql.extend(_sql_sources(file, "configuration.query.query", query[0], query[1], folders, "bigquery"))
         for node, text in _strings(arg.node, arg.value):
             if name not in SQL_ARGUMENTS:
-                strings.append(TemplatedString(node, name, _template(file, text)))
+                # A template another module writes is reported at the argument bringing it in.
+                strings.append(TemplatedString(node if module_of(scope) is here else arg.report_node, name,
+                                               _template(file, text)))
         if name not in SQL_ARGUMENTS and arg.origin in _WRITTEN_IN_THE_CALL:
             strings.extend(_assembled(file, name, arg.node, arg.value, task.scope))
         if _has_unknown(arg.value):
@@ -261,7 +275,7 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
                            for node, text in facts.jinja_strings)
         for call in facts.sql:
             if call.text is None:
-                sql.append(SqlSource(call.node, CALLABLE_ORIGIN, None, None))
+                sql.append(SqlSource(call.node, CALLABLE_ORIGIN, None, None, call.built))
             else:
                 template = _template(file, call.text)
                 sql.append(SqlSource(call.node, CALLABLE_ORIGIN, template,
@@ -316,12 +330,14 @@ def explicit_parameters(task: TaskModel) -> frozenset[str]:
 
 def _sql_sources(file: FileModel, name: str, node: cst.BaseExpression, value: Any,
                  folders: tuple[Path, ...], dialect: Optional[str], parameters: Any = None,
-                 ) -> Iterator[SqlSource]:
+                 scope: Optional[Scope] = None) -> Iterator[SqlSource]:
     items = value if isinstance(value, (list, tuple)) else [value]
     nodes = _element_nodes(node, len(items))
     for item, item_node in zip(items, nodes):
         if not isinstance(item, str):
-            yield SqlSource(item_node, name, None, None)
+            # Not static; when built at run time (`.format`, `%`, `+`), SQL on unknown tables.
+            built = scope is not None and isinstance(item_node, cst.BaseExpression) and builds_text(item_node, scope)
+            yield SqlSource(item_node, name, None, None, built)
             continue
         text, origin = item, name
         if _is_file_reference(item):

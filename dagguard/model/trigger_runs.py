@@ -42,7 +42,7 @@ def trigger_schedule(dag: DagModel, settings: "Settings") -> Optional[str]:
     # The argument dag_recurrence reads: the first schedule argument given.
     arg = schedule_argument(dag)
     if arg is not None and arg.value is UNKNOWN:
-        return _unread_timetable(arg.node, Evaluator(dag.scope))
+        return _unread_timetable(arg.node, Evaluator(arg.read_in(dag.scope)))
     rec = dag_recurrence(dag, settings.airflow_version, settings.create_cron_data_intervals)
     if arg is None or not isinstance(rec, Recurrence) or rec.data_interval:
         return None

@@ -4,7 +4,7 @@ constructors (datetime, timedelta, timetables). Anything else is UNKNOWN, never 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Container, Optional
 
 import libcst as cst
@@ -40,6 +40,9 @@ class DictEntry:
     key_node: Optional[cst.BaseExpression]
     value_node: cst.BaseExpression
     value: Any
+    # The scope the nodes are read in: a dict built in another module (an imported
+    # default_args) has its nodes in that module's tree, not in the checked file's.
+    scope: Optional[Scope] = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,8 @@ _VARYING_MODULES = ("random.", "secrets.", "numpy.random.")
 _STEADY_FUNCTIONS = frozenset({"random.Random", "random.seed", "random.getstate", "random.setstate",
                                "numpy.random.seed", "numpy.random.default_rng", "numpy.random.RandomState"})
 CallTest = Callable[[cst.Call, Scope], bool]
+_CONSTRUCTORS = (DICT_CONSTRUCTORS | DATETIME_CONSTRUCTORS | TIMEDELTA_CONSTRUCTORS | names.TRIGGER_TIMETABLES
+                 | names.DATA_INTERVAL_TIMETABLES | names.ASSET_CLASSES)
 
 
 def reads_clock(call: cst.Call, scope: Scope) -> bool:
@@ -178,7 +183,13 @@ class Evaluator:
             return UNKNOWN
         expr, scope = found
         reader = self if scope is self.scope else Evaluator(scope, self.fstrings)
-        return reader.value(expr, depth + 1)
+        value = reader.value(expr, depth + 1)
+        if isinstance(value, StaticDict):
+            # `args = {...}` then `args["k"] = v` at module level: the dict the use sees.
+            from dagguard.model.returned_dicts import changed_in_place
+
+            return changed_in_place(node.value, value, scope, self.fstrings, depth)
+        return value
 
     def _formatted(self, node: cst.FormattedString, depth: int) -> Any:
         """An f-string of static strings and integers: f"{PREFIX}_orders"."""
@@ -212,7 +223,8 @@ class Evaluator:
         return tuple(items) if isinstance(node, cst.Tuple) else items
 
     def static_dict(self, node: cst.BaseExpression, depth: int = 0) -> Optional[StaticDict]:
-        """`node` as a StaticDict when it is a dict literal, `dict(...)` or a constant naming one."""
+        """`node` as a StaticDict when it is a dict literal, `dict(...)`, a constant naming one,
+        or a call of a project function returning one (dagguard.model.returned_dicts)."""
         value = self.value(node, depth)
         return value if isinstance(value, StaticDict) else None
 
@@ -227,16 +239,21 @@ class Evaluator:
             if not isinstance(key, str):
                 complete = False
                 continue
-            entries[key] = DictEntry(element.key, element.value, self.value(element.value, depth + 1))
+            entries[key] = DictEntry(element.key, element.value, self.value(element.value, depth + 1), self.scope)
         return StaticDict(entries, complete)
 
     def _call(self, node: cst.Call, depth: int) -> Any:
-        qual = self.scope.qualname(node.func)
+        func = node.func
+        if type(func) is cst.Attribute and func.attr.value == "copy" and not node.args:
+            copied = self.value(func.value, depth + 1)   # `BASE.copy()`: a new dict, same entries
+            return StaticDict(dict(copied.entries), copied.complete) if isinstance(copied, StaticDict) else UNKNOWN
+        qual = self.scope.qualname(func)
         if qual is None:
-            if isinstance(node.func, cst.Name) and node.func.value == "dict" and not self.scope.lookup("dict"):
-                qual = "dict"
-            else:
-                return UNKNOWN
+            if not (isinstance(func, cst.Name) and func.value == "dict" and not self.scope.lookup("dict")):
+                return self._returned(node, None, depth)
+            qual = "dict"
+        elif qual not in _CONSTRUCTORS:
+            return self._returned(node, qual, depth)
         if qual in DICT_CONSTRUCTORS:
             return self._dict_call(node, depth)
         kwargs, args = self._call_arguments(node, depth)
@@ -253,6 +270,22 @@ class Evaluator:
         if qual in names.ASSET_CLASSES:
             return AssetSchedule()
         return UNKNOWN
+
+    def _returned(self, node: cst.Call, qual: Optional[str], depth: int) -> Any:
+        """What a call of a same-file or project function returns, when that is a static dict."""
+        func = node.func
+        found = None
+        if type(func) is cst.Name:
+            found = self.scope.function(func.value)
+        elif qual is not None and not qual.startswith("airflow."):
+            link = self.scope.project_link()
+            found = link.function(qual) if link is not None else None
+        if found is None:
+            return UNKNOWN
+        # Imported here: reading a function's body needs this module's Evaluator.
+        from dagguard.model.returned_dicts import returned_dict
+
+        return returned_dict(found[0], found[1], node, self, depth)
 
     def _call_arguments(self, node: cst.Call, depth: int) -> tuple[Optional[dict[str, Any]], list[Any]]:
         kwargs: dict[str, Any] = {}
@@ -272,7 +305,8 @@ class Evaluator:
         complete = True
         for arg in node.args:
             if arg.keyword is not None:
-                entries[arg.keyword.value] = DictEntry(arg.keyword, arg.value, self.value(arg.value, depth + 1))
+                entries[arg.keyword.value] = DictEntry(arg.keyword, arg.value, self.value(arg.value, depth + 1),
+                                                       self.scope)
             else:  # dict(**BASE) or dict(BASE)
                 complete = self._merge_into(entries, arg.value, depth) and complete
         return StaticDict(entries, complete)
@@ -293,6 +327,9 @@ class Evaluator:
         if left is UNKNOWN or right is UNKNOWN:
             return UNKNOWN
         op = node.operator
+        if isinstance(op, cst.BitOr) and isinstance(left, StaticDict) and isinstance(right, StaticDict):
+            # `BASE | {...}`: the right one's keys win, as in dict.update.
+            return StaticDict({**left.entries, **right.entries}, left.complete and right.complete)
         if isinstance(op, cst.Add):
             return left + right
         if isinstance(op, cst.Subtract):

@@ -30,6 +30,9 @@ _TABLE_DESTINATIONS = ("destination_project_dataset_table", "destination_table",
 _TABLE_KINDS = frozenset({"BigQuery", "Redshift", "Postgres", "MySql", "Mysql", "Mssql", "Sql", "Hive",
                           "Trino", "Presto", "Vertica", "Oracle", "Teradata", "Exasol", "Databricks",
                           "Sqlite", "Druid", "Sql"})
+# Destinations where a write replaces an existing object or file of the same name (S3 and the
+# others only with replace=True / overwrite=True).
+_OVERWRITING_KINDS = frozenset({"GCS", "LocalFilesystem", "Local"})
 # Snowflake's COPY INTO remembers the files it loaded, so a re-run loads nothing twice.
 _SKIPPED_KINDS = frozenset({"Snowflake"})
 
@@ -79,8 +82,21 @@ def transfer_destination(task: TaskModel) -> Optional[Destination]:
     for name in names:
         arg = task.args.get(name)
         if arg is not None and isinstance(arg.value, str):
+            if kind in _OBJECT_STORE_DESTINATIONS and _replaces_fixed_object(task, kind, arg.value):
+                return None
             return Destination(arg, kind, short)
     return None
+
+
+def _replaces_fixed_object(task: TaskModel, kind: str, destination: str) -> bool:
+    """One fixed object or file, overwritten on every run (a generated report, a docs site, a
+    scratch file): a re-run rewrites the same thing and adds nothing."""
+    if "{{" in destination:
+        return False
+    if kind in _OVERWRITING_KINDS:
+        return True
+    flags = (task.args.get(name) for name in ("replace", "overwrite"))
+    return any(flag is not None and flag.value is True for flag in flags)
 
 
 def _replaces_target(task: TaskModel, kind: str) -> bool:

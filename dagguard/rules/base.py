@@ -10,10 +10,14 @@ import libcst as cst
 
 from dagguard.model.arguments import ArgValue
 from dagguard.model.dags import DagModel
+from dagguard.model.origins import Elsewhere
 from dagguard.rules.rule import DagSite, ProjectRule, Rule, RuleContext
 
-__all__ = ["SAFE", "UNSAFE", "DagSite", "Fix", "Import", "ProjectRule", "Replacement", "Report", "Rule",
+__all__ = ["MADE_AT", "SAFE", "UNSAFE", "DagSite", "Fix", "Import", "ProjectRule", "Replacement", "Report", "Rule",
            "RuleContext"]
+
+# In a Report's message, where the engine writes the file and line of the report's `made_at`.
+MADE_AT = "{made_at}"
 
 SAFE = "safe"
 UNSAFE = "unsafe"   # changes when or whether tasks run, or what SQL returns: only with --unsafe-fixes
@@ -62,3 +66,6 @@ class Report:
     # The argument holding the risky value: when a factory's default gave it, the help says so.
     argument: Optional[ArgValue] = None
     fix: Optional[Fix] = None
+    # Where the value is made when another file makes it (an imported default_args): the
+    # finding is at `node`, in the checked file, and its message names that place at MADE_AT.
+    made_at: Optional[Elsewhere] = None

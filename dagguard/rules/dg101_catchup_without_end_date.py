@@ -12,9 +12,10 @@ from dagguard.model.arguments import ArgValue
 from dagguard.model.dags import DagModel, FileModel
 from dagguard.model.schedules import (Recurrence, catching_up, count_runs, dag_date, format_count,
                                       surely_dateless)
-from dagguard.model.subdags import is_subdag
+from dagguard.model.unscheduled import never_scheduled
 from dagguard.rules.base import UNSAFE, Fix, Report, Rule, RuleContext
 from dagguard.rules.edits import add_dag_keyword_fix
+from dagguard.rules.ignored_default_args import noting_default_args
 
 
 class CatchupWithoutEndDate(Rule):
@@ -27,8 +28,8 @@ class CatchupWithoutEndDate(Rule):
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         settings = context.settings
         for dag in file.dags:
-            if is_subdag(file, dag):
-                continue  # its parent's task runs it: never scheduled by itself
+            if never_scheduled(file, dag, context.path, context.settings.root):
+                continue  # a SubDAG or a test's DAG: never scheduled by itself
             if not surely_dateless(dag, "end_date"):
                 continue
             # Without a start date there is nothing to catch up from (and Airflow 3 rejects
@@ -42,7 +43,7 @@ class CatchupWithoutEndDate(Rule):
             yield Report(
                 node=catchup.report_node if catchup is not None else dag.report_node,
                 message=backlog_message(dag, rec, context.now),
-                help="set end_date=... to bound the backfill, or catchup=False",
+                help=noting_default_args("set end_date=... to bound the backfill, or catchup=False", dag, "catchup"),
                 dag=dag, argument=catchup,
                 fix=_fix(dag, catchup),
             )

@@ -8,9 +8,10 @@ import libcst as cst
 
 from dagguard.model.dags import DagModel, FileModel
 from dagguard.model.schedules import is_continuous, recurs_on_a_clock
-from dagguard.model.subdags import is_subdag
+from dagguard.model.unscheduled import never_scheduled
 from dagguard.rules.base import UNSAFE, Fix, Report, Rule, RuleContext
 from dagguard.rules.edits import add_dag_keyword_fix
+from dagguard.rules.ignored_default_args import noting_default_args
 
 
 class MissingMaxActiveRuns(Rule):
@@ -23,8 +24,8 @@ class MissingMaxActiveRuns(Rule):
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         settings = context.settings
         for dag in file.dags:
-            if is_subdag(file, dag):
-                continue  # its parent's task runs it: never scheduled by itself
+            if never_scheduled(file, dag, context.path, context.settings.root):
+                continue  # a SubDAG or a test's DAG: never scheduled by itself
             if not dag.surely_lacks("max_active_runs"):
                 continue
             if is_continuous(dag):
@@ -33,7 +34,7 @@ class MissingMaxActiveRuns(Rule):
                     node=dag.report_node,
                     message=f"{dag.label} is scheduled @continuous and sets no max_active_runs; Airflow "
                             "requires max_active_runs <= 1 for it and the DAG does not load",
-                    help="set max_active_runs=1",
+                    help=noting_default_args("set max_active_runs=1", dag, "max_active_runs"),
                     dag=dag,
                     severity="error",
                     fix=_fix(dag, 1),
@@ -43,7 +44,8 @@ class MissingMaxActiveRuns(Rule):
                 yield Report(
                     node=dag.report_node,
                     message=f"{dag.label} sets no max_active_runs; up to 16 of its runs can run at once",
-                    help="set max_active_runs=1 if runs must not overlap, or a small bound",
+                    help=noting_default_args("set max_active_runs=1 if runs must not overlap, or a small bound",
+                                             dag, "max_active_runs"),
                     dag=dag,
                     fix=_fix(dag, context.settings.fix_max_active_runs),
                 )

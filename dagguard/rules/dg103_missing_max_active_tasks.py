@@ -8,10 +8,13 @@ import libcst as cst
 
 from dagguard.model.dags import DagModel, FileModel
 from dagguard.model.schedules import recurs_on_a_clock
-from dagguard.model.serial_tasks import runs_one_task_at_a_time
-from dagguard.model.subdags import is_subdag
+from dagguard.model.serial_tasks import concurrent_task_bound
+from dagguard.model.unscheduled import never_scheduled
 from dagguard.rules.base import UNSAFE, Fix, Report, Rule, RuleContext
 from dagguard.rules.edits import add_dag_keyword_fix
+from dagguard.rules.ignored_default_args import noting_default_args
+
+AIRFLOW_DEFAULT = 16   # [core] max_active_tasks_per_dag
 
 
 class MissingMaxActiveTasks(Rule):
@@ -28,27 +31,34 @@ class MissingMaxActiveTasks(Rule):
         for dag in file.dags:
             if not dag.surely_lacks("max_active_tasks") or (old_name_counts and "concurrency" in dag.args):
                 continue
-            if is_subdag(file, dag):
-                continue  # its parent's task runs it: never scheduled by itself
+            if never_scheduled(file, dag, context.path, context.settings.root):
+                continue  # a SubDAG or a test's DAG: never scheduled by itself
             # One run at a time has no backlog to flood with: see DG102's page.
-            if recurs_on_a_clock(dag, settings.airflow_version, settings.create_cron_data_intervals) \
-                    and not _runs_one_task_at_a_time(file, dag):
-                yield Report(
-                    node=dag.report_node,
-                    message=f"{dag.label} sets no max_active_tasks; up to 16 of its tasks can run at once",
-                    help="set max_active_tasks to what its sources and targets can take",
-                    dag=dag,
-                    # With `concurrency=` passed, DG106's rename is the fix.
-                    fix=None if "concurrency" in dag.args else _fix(dag, context.settings.fix_max_active_tasks),
-                )
+            if not recurs_on_a_clock(dag, settings.airflow_version, settings.create_cron_data_intervals):
+                continue
+            bound = _one_run_bound(file, dag)
+            if bound is not None and bound <= settings.fix_max_active_tasks:
+                continue  # the limit the fix would set could never bind
+            at_once = min(bound, AIRFLOW_DEFAULT) if bound is not None else AIRFLOW_DEFAULT
+            yield Report(
+                node=dag.report_node,
+                message=f"{dag.label} sets no max_active_tasks; up to {at_once} of its tasks can run at once",
+                help=noting_default_args("set max_active_tasks to what its sources and targets can take", dag,
+                                         "max_active_tasks", *(("concurrency",) if old_name_counts else ())),
+                dag=dag,
+                # With `concurrency=` passed, DG106's rename is the fix.
+                fix=None if "concurrency" in dag.args else _fix(dag, context.settings.fix_max_active_tasks),
+            )
 
 
-def _runs_one_task_at_a_time(file: FileModel, dag: DagModel) -> bool:
-    """One run at a time (`max_active_runs=1` on the DAG: in default_args it is ignored) of one
-    straight chain of tasks: no two tasks are ever ready at once, and no limit binds."""
+def _one_run_bound(file: FileModel, dag: DagModel) -> Optional[int]:
+    """With one run at a time (`max_active_runs=1` on the DAG: in default_args it is ignored),
+    the most tasks that can run at once when the linter can prove it: the widest set of tasks
+    none of which depends on another (1 for a straight chain). None otherwise."""
     given = dag.args.get("max_active_runs")
-    return given is not None and type(given.value) is int and given.value == 1 \
-        and runs_one_task_at_a_time(file, dag)
+    if given is None or type(given.value) is not int or given.value != 1:
+        return None
+    return concurrent_task_bound(file, dag)
 
 
 def _fix(dag: DagModel, value: int) -> Optional[Fix]:

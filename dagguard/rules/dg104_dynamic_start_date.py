@@ -1,39 +1,49 @@
-"""DG104: start_date read from the wall clock moves on every parse."""
+"""DG104: start_date read from the wall clock moves on every parse, or every day."""
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Optional
 
 import libcst as cst
 
+from dagguard.model.arguments import ArgValue
+from dagguard.model.clock_cadence import moves_daily
 from dagguard.model.dags import FileModel
-from dagguard.model.scope import dotted_name
+from dagguard.model.origins import Elsewhere, made_at
+from dagguard.model.schedules import never_scheduled
+from dagguard.model.scope import Scope, dotted_name
 from dagguard.model.values import Evaluator
-from dagguard.rules.base import Report, Rule, RuleContext
+from dagguard.rules.base import MADE_AT, Report, Rule, RuleContext
 
 HELP = 'use a fixed date, e.g. pendulum.datetime(2026, 1, 1, tz="UTC")'
+# What a start_date that moves does, by how often it moves.
+DAG_EVERY_PARSE = "it moves on every parse, so runs are skipped or created at random"
+DAG_DAILY = ("it moves once a day, so the first date of the schedule slides forward every midnight, runs before "
+             "it are never made, and each day stores a new DAG version")
+TASK_EVERY_PARSE = "it moves on every parse, so a run whose logical date is before the last parse gets no instance of the task"
+TASK_DAILY = ("it moves once a day, so a run whose logical date is before today's (a backfill, a cleared run) gets "
+              "no instance of the task")
 
 
 class DynamicStartDate(Rule):
     code = "DG104"
     name = "dynamic-start-date"
     severity = "error"
-    summary = "start_date comes from the wall clock, so it moves every time the file is parsed"
+    summary = "start_date comes from the wall clock, so it moves on every parse or every day"
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         for dag in file.dags:
-            evaluator = Evaluator(dag.scope)
+            if never_scheduled(dag, context.settings.airflow_version):
+                continue  # no run is made from start_date: nothing to skip or create
             for arg in (dag.args.get("start_date"), dag.default_args.get("start_date")):
-                if arg is None:
-                    continue
-                calls = evaluator.wall_clock_calls(arg.node)
-                if calls:
+                found = _moving(arg, dag.scope, file.scope)
+                if found is not None:
+                    source, daily, where = found
                     yield Report(
-                        node=arg.report_node,
-                        message=f"{dag.label} start_date comes from {_source(calls[0])}; it moves on every parse, "
-                                "so runs are skipped or created at random",
+                        node=arg.report_node,  # type: ignore[union-attr]
+                        message=f"{dag.label} start_date comes from {source}; {DAG_DAILY if daily else DAG_EVERY_PARSE}",
                         help=HELP,
-                        dag=dag, argument=arg,
+                        dag=dag, argument=arg, made_at=where,
                     )
                     break  # one finding per DAG
         seen: set[int] = set()   # a @task decorator shared by several calls is reported once
@@ -42,14 +52,29 @@ class DynamicStartDate(Rule):
             if arg is None or not task.parse_time or id(arg.report_node) in seen:
                 continue
             seen.add(id(arg.report_node))
-            calls = Evaluator(task.scope).wall_clock_calls(arg.node)
-            if calls:
+            found = _moving(arg, task.scope, file.scope)
+            if found is not None:
+                source, daily, where = found
                 yield Report(
                     node=arg.report_node,
-                    message=f"{task.label} start_date comes from {_source(calls[0])}; it moves on every parse, so "
-                            "a run whose logical date is before the last parse gets no instance of the task",
-                    help=HELP,
+                    message=f"{task.label} start_date comes from {source}; {TASK_DAILY if daily else TASK_EVERY_PARSE}",
+                    help=HELP, argument=arg, made_at=where,
                 )
+
+
+def _moving(arg: Optional[ArgValue], call_scope: Scope, here: Scope) -> Optional[tuple[str, bool, Optional[Elsewhere]]]:
+    """(the clock call's name, whether it moves daily, where it is made if in another file)
+    when `arg` reads the wall clock; None otherwise."""
+    if arg is None:
+        return None
+    scope = arg.read_in(call_scope)
+    calls = Evaluator(scope).wall_clock_calls(arg.node)
+    if not calls:
+        return None
+    where = made_at(calls[0], arg.node, scope, here)
+    source = _source(calls[0]) + (f" ({MADE_AT})" if where is not None else "")
+    # Daily only when every clock read it makes is cut to a day.
+    return source, all(moves_daily(call, arg.node, scope) for call in calls), where
 
 
 def _source(call: cst.Call) -> str:

@@ -8,7 +8,7 @@ import libcst as cst
 
 from dagguard.model.dags import DagModel, FileModel
 from dagguard.model.schedules import SCHEDULE_ARGUMENTS
-from dagguard.model.subdags import is_subdag
+from dagguard.model.unscheduled import never_scheduled
 from dagguard.rules.base import SAFE, Fix, Import, Report, Rule, RuleContext
 from dagguard.rules.edits import add_dag_keyword_fix
 
@@ -22,8 +22,10 @@ class MissingSchedule(Rule):
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         for dag in file.dags:
-            # A SubDAG needs no schedule: its parent's SubDagOperator runs it.
-            if all(dag.args.surely_missing(name) for name in SCHEDULE_ARGUMENTS) and not is_subdag(file, dag):
+            # A SubDAG or a test's DAG needs no schedule: its parent's SubDagOperator, or the
+            # test, runs it.
+            if all(dag.args.surely_missing(name) for name in SCHEDULE_ARGUMENTS) \
+                    and not never_scheduled(file, dag, context.path, context.settings.root):
                 yield Report(
                     node=dag.report_node,
                     message=f"{dag.label} passes no schedule; Airflow 3 never schedules it, "

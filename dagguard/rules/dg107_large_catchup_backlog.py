@@ -6,7 +6,7 @@ from typing import Iterable
 
 from dagguard.model.dags import FileModel
 from dagguard.model.schedules import catching_up, count_runs, dag_date, date_argument
-from dagguard.model.subdags import is_subdag
+from dagguard.model.unscheduled import never_scheduled
 from dagguard.rules.base import Report, Rule, RuleContext
 
 
@@ -19,8 +19,8 @@ class LargeCatchupBacklog(Rule):
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         settings = context.settings
         for dag in file.dags:
-            if is_subdag(file, dag):
-                continue  # its parent's task runs it: never scheduled by itself
+            if never_scheduled(file, dag, context.path, context.settings.root):
+                continue  # a SubDAG or a test's DAG: never scheduled by itself
             end = dag_date(dag, "end_date")
             start = dag_date(dag, "start_date")
             if end is None or start is None:

@@ -53,10 +53,12 @@ class RemovedOperatorArgument(Rule):
         for dag in file.dags:
             # default_args reach every task, and a trigger rule in them is validated there.
             arg = dag.default_args.get("trigger_rule")
-            found = _trigger_rule_removal(arg, dag.scope) if arg is not None else None
+            found = _trigger_rule_removal(arg, arg.read_in(dag.scope)) if arg is not None else None
             if found is not None:
+                # A value another module writes is fixed there, not from this file.
+                fix = _trigger_rule_fix(arg) if arg.written_in(file.scope) else None
                 yield Report(node=arg.report_node, message=f"{dag.label} default_args {found[0]}, for every task",
-                             help=found[1], dag=dag, severity=severity, fix=_trigger_rule_fix(arg))
+                             help=found[1], dag=dag, severity=severity, fix=fix)
         for task in file.every_task():
             operator = _operator_class(task)
             if operator is None:
@@ -64,7 +66,7 @@ class RemovedOperatorArgument(Rule):
             for name, arg in task.args.values.items():
                 if id(arg.report_node) in seen:
                     continue
-                found = _removal(name, arg, operator, task.scope)
+                found = _removal(name, arg, operator, arg.read_in(task.scope))
                 if found is not None:
                     seen.add(id(arg.report_node))
                     message, help_ = found
@@ -106,7 +108,7 @@ def _removal(name: str, arg: ArgValue, operator: OperatorClass, scope: Scope) ->
 
 def _fix(name: str, arg: ArgValue, task: TaskModel) -> Optional[Fix]:
     if name == "trigger_rule":
-        return _trigger_rule_fix(arg)
+        return _trigger_rule_fix(arg) if arg.written_in(task.scope) else None
     written = written_keyword(arg)
     if name == "provide_context" and written is not None and isinstance(task.node, cst.Call) \
             and any(a is written for a in task.node.args):

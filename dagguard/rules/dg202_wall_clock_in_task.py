@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Iterable
 
 from dagguard.model.dags import FileModel
+from dagguard.model.origins import made_at
 from dagguard.model.python_tasks import call_name
 from dagguard.model.task_io import file_task_ios, runs_on_a_clock
-from dagguard.rules.base import Report, Rule, RuleContext
+from dagguard.rules.base import MADE_AT, Report, Rule, RuleContext
 
 PYTHON_HELP = "use the run's data_interval_start / data_interval_end (or logical_date) from the context"
 SQL_HELP = "compare with '{{ data_interval_start }}' and '{{ data_interval_end }}' instead"
@@ -43,32 +44,48 @@ class WallClockInTask(Rule):
                 if id(call) in seen:
                     continue
                 seen.add(id(call))
+                # A clock read another module makes is reported at the argument bringing it in.
+                arg = io.task.args.get(argument)
+                where = made_at(call, arg.node, arg.read_in(io.task.scope), file.scope) if arg is not None else None
                 yield Report(
-                    node=call,
-                    message=f"{io.label} gets {call_name(call)} in '{argument}' when the DAG file is parsed; "
+                    node=call if where is None else arg.report_node,  # type: ignore[union-attr]
+                    message=f"{io.label} gets {call_name(call)}" + (f" ({MADE_AT})" if where is not None else "")
+                            + f" in '{argument}' when the DAG file is parsed; "
                             "every run, re-run and backfill uses the time of the last parse, not its interval",
-                    help=PARSE_TIME_HELP,
+                    help=PARSE_TIME_HELP, argument=arg, made_at=where,
                 )
             for source in io.sql:
                 if source.parsed is None or id(source.node) in seen:
                     continue
                 seen.add(id(source.node))
-                for statement in source.parsed.statements:
-                    for function in statement.wall_clock:
-                        yield Report(
-                            node=source.node,
-                            message=f"{io.label} uses {function} in its SQL ({source.origin}); a re-run or "
-                                    "backfill of an old interval reads or writes the day it runs, not the interval",
-                            help=SQL_HELP,
-                        )
+                # One finding per piece of SQL, naming each clock function in it once.
+                functions = _distinct(f for statement in source.parsed.statements for f in statement.wall_clock)
+                if functions:
+                    yield Report(
+                        node=source.node,
+                        message=f"{io.label} uses {_listed(functions)} in its SQL ({source.origin}); a re-run "
+                                "or backfill of an old interval reads or writes the day it runs, not the interval",
+                        help=SQL_HELP,
+                    )
             for string in io.strings:
                 if id(string.node) in seen:
                     continue
                 seen.add(id(string.node))
-                for function in string.template.wall_clock:
+                functions = _distinct(f"{{{{ {function} }}}}" for function in string.template.wall_clock)
+                if functions:
                     yield Report(
                         node=string.node,
-                        message=f"{io.label} renders {{{{ {function} }}}} in '{string.argument}'; a re-run or "
+                        message=f"{io.label} renders {_listed(functions)} in '{string.argument}'; a re-run or "
                                 "backfill of an old interval gets the time it runs at",
                         help="use {{ data_interval_start }}, {{ data_interval_end }} or {{ ds }}",
                     )
+
+
+def _distinct(names: Iterable[str]) -> list[str]:
+    """The names in order of first appearance, each once."""
+    return list(dict.fromkeys(names))
+
+
+def _listed(names: list[str]) -> str:
+    """`NOW()`, `NOW() and CURRENT_DATE`, `NOW(), SYSDATE and CURRENT_DATE`."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]

@@ -217,3 +217,31 @@ def test_string_literals_python_cannot_evaluate_in_guards_and_concatenations_are
     result = check_paths([tmp_path], settings=Settings(), now=NOW)
     assert result.internal_errors == ()
     assert "DG105" in {f.code for f in result.findings}
+
+
+@pytest.mark.parametrize("with_dag", [True, False])
+def test_a_reported_node_outside_the_file_goes_to_its_dag_never_to_a_wrong_place(tmp_path, monkeypatch, with_dag):
+    # Issue 21: a node of another module's tree cannot be located in this file. A report that
+    # names its DAG is put at the DAG; one that names nothing stays an internal error (a bug).
+    import libcst
+
+    from dagguard.rules import RULES_BY_CODE
+    from dagguard.rules.base import Report
+
+    rule = RULES_BY_CODE["DG105"]
+
+    def foreign_node(file, context):
+        for dag in file.dags:
+            yield Report(node=libcst.parse_expression("elsewhere"), message="from another tree",
+                         dag=dag if with_dag else None)
+
+    monkeypatch.setattr(type(rule), "check", lambda self, file, context: foreign_node(file, context))
+    (tmp_path / "d.py").write_bytes(GOOD_DAG)
+    result = check_paths([tmp_path], settings=Settings(), now=NOW)
+    moved = [f for f in result.findings if f.code == "DG105"]
+    if with_dag:
+        dag_line = next(i for i, line in enumerate(GOOD_DAG.decode().splitlines(), 1) if "DAG(" in line)
+        assert [(f.line, f.message) for f in moved] == [(dag_line, "from another tree")]
+        assert result.internal_errors == ()
+    else:
+        assert moved == [] and "could not locate the reported node" in result.internal_errors[0]

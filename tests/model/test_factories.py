@@ -131,7 +131,8 @@ def test_dags_command_golden_json():
 
 def test_check_summary_counts_files_without_a_visible_dag():
     result = _cli("check", "dags/unseen.py", "dags/absolute.py")
-    assert "1 file imports airflow but defines no DAG dagguard can see" in result.stdout
+    assert "1 file imports airflow and looks like a DAG file but defines no DAG dagguard can see" in result.stdout
+    assert "`dagguard dags --unseen` says why" in result.stdout
     assert "dag-factories" in result.stdout
 
 

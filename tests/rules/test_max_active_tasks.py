@@ -23,7 +23,8 @@ def test_concurrency_is_rejected_not_counted_on_airflow_3(tmp_path):
 
 
 # Issue 21, item 9: one run at a time of one straight chain of tasks never runs two tasks at
-# once, so a task limit cannot matter. name -> (code, whether DG103 fires)
+# once, so a task limit cannot matter; nor can it when the DAG's widest layer is no wider than
+# the limit the fix would set. name -> (code, whether DG103 fires)
 HEADER = """\
 import pendulum
 from airflow.providers.standard.operators.bash import BashOperator
@@ -97,16 +98,17 @@ with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
     BashOperator(task_id="start", bash_command="echo")
     list(map(make, ["orders", "customers"]))
 """, True),
+    # Two at once is within the limit the fix would set (fix-max-active-tasks, 4): see WIDTHS.
     "fan_out": ("""
 with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
     extract = BashOperator(task_id="extract", bash_command="echo")
     extract >> [BashOperator(task_id="a", bash_command="echo"), BashOperator(task_id="b", bash_command="echo")]
-""", True),
+""", False),
     "two_unlinked_tasks": ("""
 with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
     BashOperator(task_id="a", bash_command="echo")
     BashOperator(task_id="b", bash_command="echo")
-""", True),
+""", False),
     "chain_of_two_runs_at_once": ("""
 with DAG("d", schedule="@daily", start_date=START, max_active_runs=2):
     BashOperator(task_id="a", bash_command="echo") >> BashOperator(task_id="b", bash_command="echo")
@@ -169,7 +171,7 @@ with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
         BashOperator(task_id="orders", bash_command="echo")
         BashOperator(task_id="customers", bash_command="echo")
     start >> loads
-""", True),
+""", False),  # the group's edges are not read, but edges only add order: at most 3 at once
     "a_task_a_function_makes": ("""
 made = DAG("d", schedule="@daily", start_date=START, max_active_runs=1)
 
@@ -191,3 +193,97 @@ import pytest  # noqa: E402
 def test_dg103_is_silent_only_on_one_run_of_one_chain(tmp_path, case):
     code, fires = CHAINS[case]
     assert ("DG103" in codes(lint(tmp_path, HEADER + code))) == fires
+
+
+def tasks(count, prefix, extra=""):
+    return [f'BashOperator(task_id="{prefix}_{i}", bash_command="echo"{extra})' for i in range(count)]
+
+
+def loads(count, prefix="load", extra=""):
+    """`count` tasks written one by one (not in a loop), as a list literal's text."""
+    return "[" + ", ".join(tasks(count, prefix, extra)) + "]"
+
+
+def chained(count, prefix, extra=""):
+    """`count` tasks in one `a >> b >> ...` expression."""
+    return " >> ".join(tasks(count, prefix, extra))
+
+
+# Issue 21, pattern F1 (extension): with max_active_runs=1, the most tasks one run can have
+# running at once is the widest set of tasks none of which depends on another. name -> (code,
+# settings, the bound DG103's message states, or None when it is silent)
+WIDTHS = {
+    "two_lookups_then_a_tail": ("""
+with DAG("d", schedule="0 1 * * *", start_date=START, max_active_runs=1):
+    a = BashOperator(task_id="pending_a", bash_command="echo")
+    b = BashOperator(task_id="pending_b", bash_command="echo")
+    [a, b] >> BashOperator(task_id="decide", bash_command="echo") >> BashOperator(task_id="trigger", bash_command="echo")
+""", {}, None),
+    "fan_out_of_six": (f"""
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    BashOperator(task_id="extract", bash_command="echo") >> {loads(6)}
+""", {}, 6),
+    "fan_out_of_six_within_a_larger_fix_limit": (f"""
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    BashOperator(task_id="extract", bash_command="echo") >> {loads(6)}
+""", {"fix_max_active_tasks": 8}, None),
+    "two_layers_of_three": (f"""
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    first = {loads(3, "first")}
+    second = {loads(3, "second")}
+    chain(first, second)
+""", {}, None),
+    "a_wide_layer_between_two_tasks": (f"""
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    start = BashOperator(task_id="start", bash_command="echo")
+    end = BashOperator(task_id="end", bash_command="echo")
+    start >> {loads(20)} >> end
+""", {}, 16),
+    "a_redundant_edge_keeps_one_chain": ("""
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    a = BashOperator(task_id="a", bash_command="echo")
+    b = BashOperator(task_id="b", bash_command="echo")
+    c = BashOperator(task_id="c", bash_command="echo")
+    a >> b >> c
+    a >> c
+""", {}, None),
+    "always_starts_without_its_upstream": (f"""
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    BashOperator(task_id="first", bash_command="echo") >> {chained(5, "next", ', trigger_rule="always"')}
+""", {}, 6),
+    "all_done_waits_for_its_upstream": (f"""
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    BashOperator(task_id="first", bash_command="echo") >> {chained(5, "next", ', trigger_rule="all_done"')}
+""", {}, None),
+    "one_success_through_the_enum": ("""
+from airflow.utils.trigger_rule import TriggerRule
+
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    a = BashOperator(task_id="a", bash_command="echo")
+    b = BashOperator(task_id="b", bash_command="echo", trigger_rule=TriggerRule.ONE_SUCCESS)
+    c = BashOperator(task_id="c", bash_command="echo", trigger_rule=TriggerRule.ONE_SUCCESS)
+    d = BashOperator(task_id="d", bash_command="echo", trigger_rule=TriggerRule.ONE_SUCCESS)
+    e = BashOperator(task_id="e", bash_command="echo", trigger_rule=TriggerRule.ONE_SUCCESS)
+    a >> b >> c >> d >> e
+""", {}, 5),
+    "a_trigger_rule_not_statically_known": (f"""
+import os
+
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    BashOperator(task_id="first", bash_command="echo") >> {chained(5, "next", ', trigger_rule=os.environ["RULE"]')}
+""", {}, 6),
+    "two_runs_at_once_is_not_bounded": (f"""
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=2):
+    BashOperator(task_id="extract", bash_command="echo") >> {loads(2)}
+""", {}, 16),
+}
+
+
+@pytest.mark.parametrize("case", sorted(WIDTHS))
+def test_dg103_states_the_bound_one_run_can_reach(tmp_path, case):
+    code, settings, bound = WIDTHS[case]
+    found = [f for f in lint(tmp_path, HEADER + code, **settings) if f.code == "DG103"]
+    if bound is None:
+        assert found == []
+    else:
+        assert [f.message.split("; ")[1] for f in found] == [f"up to {bound} of its tasks can run at once"]

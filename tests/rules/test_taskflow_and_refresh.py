@@ -208,9 +208,9 @@ PY_WRITES = {
     "executemany": 'PostgresHook("pg").get_conn().cursor().executemany("INSERT INTO t (id) VALUES (%s)", [(1,)])',
     "insert_rows": 'PostgresHook("pg").insert_rows("t", [(1,)])',
     "bulk_load": 'PostgresHook("pg").bulk_load("t", "/data/t.tsv")',
-    "s3_fixed_key": 'S3Hook().load_string("x", key="exports/latest.csv", bucket_name="b", replace=True)',
+    "s3_fixed_key_without_replace": 'S3Hook().load_string("x", key="exports/latest.csv", bucket_name="b")',
     "s3_clock_key": 'S3Hook().load_string("x", key=f"exports/{datetime.now():%Y%m%d}.csv", bucket_name="b")',
-    "gcs_upload": 'GCSHook().upload(bucket_name="b", object_name="exports/latest.csv", data="x")',
+    "gcs_upload_key_not_static": 'GCSHook().upload(bucket_name="b", object_name=MODE, data="x")',
 }
 PY_SAFE = {
     "to_sql_replace": 'pd.DataFrame().to_sql("t", engine, if_exists="replace")',
