@@ -24,6 +24,16 @@ class FactoryDefault:
 
 
 @dataclass(frozen=True)
+class FactoryKeyword:
+    """A DAG argument whose keyword a factory's own code writes (`DAG(schedule_interval=x)`
+    inside `create_dag`): the factory's file holds that DAG call and its findings."""
+
+    factory: str                      # the factory's qualified name
+    path: Optional[Path]              # the factory's file; None: this file
+    node: cst.Arg                     # the keyword argument of the factory's DAG(...) call
+
+
+@dataclass(frozen=True)
 class ArgValue:
     """One argument: where it is written, its static value (or UNKNOWN) and how it got there."""
 
@@ -34,6 +44,8 @@ class ArgValue:
     report_node: cst.CSTNode          # the Arg or dict element a finding points at
     # Set when a factory's parameter default gave the value: the help names it.
     factory_default: Optional[FactoryDefault] = None
+    # Set when a factory's DAG(...) call writes this keyword itself (not the caller's **kwargs).
+    factory_keyword: Optional[FactoryKeyword] = None
     # The scope `node` is read in, when it is not the call's: a value written in another
     # module (an imported default_args, a factory's body) is read with that module's names.
     scope: Optional[Scope] = field(default=None, compare=False, repr=False)

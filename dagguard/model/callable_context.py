@@ -117,6 +117,16 @@ class ContextReads:
                     return ContextLookup(call, key)
         return None
 
+    def key_read(self, node: cst.CSTNode) -> Optional[str]:
+        """The key `node` reads when it is itself a lookup on a context name, else None."""
+        base = node.value if type(node) is cst.Subscript else (  # type: ignore[attr-defined]
+            node.func.value if type(node) is cst.Call and type(node.func) is cst.Attribute else None)  # type: ignore[attr-defined]
+        if type(base) is cst.Name and base.value in self.names:  # type: ignore[union-attr]
+            lookup = self.lookup(base)  # type: ignore[arg-type]
+            if lookup is not None and lookup.node is node:
+                return lookup.key
+        return None
+
     def is_dag_run(self, expr: cst.BaseExpression, filled: frozenset[str]) -> bool:
         """The run from the context: `context["dag_run"]`, `context.get("dag_run")`, a name
         assigned one of those, or a `dag_run` parameter Airflow fills."""

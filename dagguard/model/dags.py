@@ -15,6 +15,7 @@ import libcst as cst
 
 from dagguard.model import airflow_names as names
 from dagguard.model.arguments import ArgValue, Arguments, call_arguments, dict_arguments
+from dagguard.model.dag_attributes import apply_attribute_assignments
 from dagguard.model.factories import Resolver
 from dagguard.model.factory_keywords import FactoryCall
 from dagguard.model.project import ModuleLink
@@ -216,6 +217,7 @@ class _Builder:
             else:
                 for child in reversed(branch_nodes(node)):
                     push((child, ctx))
+        apply_attribute_assignments(self.module, self.scope, self.dags)   # `dag.catchup = False`
         return FileModel(self.module, self.scope, self.dags, self.parse_time_calls,
                          self.loose_operators + self.loose_taskflow_functions(), self.operator_methods)
 

@@ -19,7 +19,8 @@ import libcst as cst
 
 from dagguard.config import DeclaredFactory
 from dagguard.model import airflow_names as names
-from dagguard.model.arguments import ArgValue, Arguments, FactoryDefault, call_arguments, dict_arguments
+from dagguard.model.arguments import (ArgValue, Arguments, FactoryDefault, FactoryKeyword, call_arguments,
+                                      dict_arguments)
 from dagguard.model.project import ProjectIndex
 from dagguard.model.scope import (OPAQUE, ClassBinding, ConstantBinding, FunctionBinding, Scope, ValueBinding,
                                   function_scope)
@@ -326,9 +327,19 @@ def _apply(factory: Factory, call: cst.Call, caller: Evaluator, resolver: Resolv
             return None
         args, default_args = made.args, made.default_args
     else:
-        args = call_arguments(factory.build, evaluator, positional=("dag_id",))
+        args = _keywords_written_by(factory, call_arguments(factory.build, evaluator, positional=("dag_id",)))
         default_args = dict_arguments(args.get("default_args"), evaluator)
     return FactoryDag(factory.qualname, _through(args, bound), _through(default_args, bound))
+
+
+def _keywords_written_by(factory: Factory, args: Arguments) -> Arguments:
+    """Mark the arguments whose keyword the factory's own DAG(...) call writes: a finding about
+    that keyword belongs to the factory's call, not to each call of the factory."""
+    written = {id(arg) for arg in factory.build.args if arg.keyword is not None and not arg.star}
+    values = {name: replace(arg, factory_keyword=FactoryKeyword(factory.qualname, factory.path, arg.report_node))
+              if id(arg.report_node) in written else arg
+              for name, arg in args.values.items()}
+    return Arguments(values, args.complete)
 
 
 def _through(args: Arguments, bound: dict[str, _Bound]) -> Arguments:

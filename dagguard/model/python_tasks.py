@@ -23,6 +23,7 @@ from dagguard.model.callable_clock import CLOCK_FUNCTIONS, escapes
 from dagguard.model.callable_context import GET_CURRENT_CONTEXT, ContextLookup, ContextReads, parameters
 from dagguard.model.callable_sql import SQL_METHODS, SQLALCHEMY_TEXT, SqlCall, sql_call
 from dagguard.model.callable_tree import CallableTree, call_name, formatted_text
+from dagguard.model.compat_fallback import is_compat_fallback
 from dagguard.model.callable_writes import SQLALCHEMY_INSERT, WriteCall, WriteFinder
 from dagguard.model.context_keys import INTERVAL_KEYS, REMOVED_DAG_RUN_ATTRIBUTES, REMOVED_KEYS
 from dagguard.model.scope import OPAQUE, FunctionBinding, Scope, ValueBinding, function_scope
@@ -147,7 +148,9 @@ class _Analysis:
                 else:
                     if lookup.key in INTERVAL_KEYS:
                         uses_interval = True
-                    if lookup.key in REMOVED_KEYS and node.value in sure:  # type: ignore[attr-defined]
+                    if lookup.key in REMOVED_KEYS and node.value in sure \
+                            and not is_compat_fallback(lookup.node, lookup.key, tree.parents,  # type: ignore[attr-defined]
+                                                       context.key_read, context.names):
                         removed.append(lookup)
             elif kind is cst.Call:
                 qual = scope.qualname(node.func)  # type: ignore[attr-defined]

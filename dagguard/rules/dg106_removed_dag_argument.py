@@ -37,6 +37,10 @@ class RemovedDagArgument(Rule):
         severity = "warning" if context.settings.airflow_version == "2" else "error"
         for dag in file.dags:
             for name, arg in dag.args.values.items():
+                if arg.factory_keyword is not None:
+                    # `DAG(schedule_interval=schedule_interval)` in a project factory: reported
+                    # (and fixed) at that call, in the factory's file, not at each of its callers.
+                    continue
                 if name in REMOVED:
                     yield Report(
                         node=arg.report_node,

@@ -168,9 +168,10 @@ def test_removed_keyword_is_renamed_in_the_call_only_when_forwarded_through_kwar
     dag.write_text(RENAMING)
     found = [(f.line, f.fixable) for f in check_paths([dag], now=NOW).findings if f.code == "DG106"]
     # named()'s own DAG(...) call passes schedule_interval too: the factory's to rename (line 12).
-    # Its callers' keyword and positional value (lines 16, 17) bind its parameter: no fix there
-    # (the positional one made DG106 crash with an internal error).
-    assert found == [(12, True), (15, True), (16, False), (17, False)]
+    # Its callers' keyword and positional value (lines 16, 17) bind its parameter: the TypeError
+    # is in named()'s call, reported there only (issue 21, F6; the positional one made DG106
+    # crash with an internal error once).
+    assert found == [(12, True), (15, True)]
     run = fix_paths([dag], now=NOW)
     text = dag.read_text()
     assert 'a = forwarding("a", schedule="@hourly")' in text and 'b = named("b", schedule_interval="@hourly")' in text

@@ -395,3 +395,57 @@ def test_configured_src_replaces_the_default(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = check_paths(["dags"], now=NOW)
     assert [f.dag_id for f in result.findings if f.code == "DG101"] == ["from_lib"]
+
+
+def test_a_removed_argument_the_factory_writes_is_reported_in_the_factory_only(tmp_path):
+    # Issue 21, F6: create_dag's own DAG(schedule_interval=..., concurrency=...) raises the
+    # TypeError; its callers pass its parameters, or nothing, and need no change.
+    (tmp_path / "common").mkdir()
+    (tmp_path / "common" / "__init__.py").write_text("")
+    (tmp_path / "common" / "factory.py").write_text(textwrap.dedent("""\
+        import datetime
+        from airflow.models import DAG
+
+
+        def create_dag(dag_id, schedule_interval=None, concurrency=None, **kwargs):
+            return DAG(dag_id=dag_id, schedule_interval=schedule_interval, concurrency=concurrency,
+                       start_date=datetime.datetime(2023, 1, 1), catchup=False, max_active_runs=1, **kwargs)
+    """))
+    (tmp_path / "dags").mkdir()
+    (tmp_path / "dags" / "etl.py").write_text(textwrap.dedent("""\
+        from common.factory import create_dag
+
+        etl = create_dag(dag_id="etl", schedule_interval="@daily")
+        load = create_dag("load", "@hourly", concurrency=2)
+        old = create_dag("old", sla_miss_callback=print)
+    """))
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        result = check_paths(["."], now=NOW)
+    finally:
+        os.chdir(cwd)
+    found = sorted((f.path, f.line) for f in result.findings if f.code == "DG106")
+    # The factory's two keywords; at the callers only what they forward through **kwargs.
+    assert found == [("common/factory.py", 6), ("common/factory.py", 6), ("dags/etl.py", 5)]
+    [forwarded] = [f for f in result.findings if f.code == "DG106" and f.path == "dags/etl.py"]
+    assert "sla_miss_callback" in forwarded.message
+
+
+def test_a_declared_factory_keeps_its_call_site_findings(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(textwrap.dedent("""\
+        [tool.dagguard.dag-factories."vendor.make"]
+        arguments = { schedule_interval = "schedule" }
+    """))
+    (tmp_path / "dag.py").write_text(textwrap.dedent("""\
+        from vendor import make
+
+        nightly = make(dag_id="nightly", concurrency=4, schedule_interval="@daily")
+    """))
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        result = check_paths(["."], now=NOW)
+    finally:
+        os.chdir(cwd)
+    assert ["concurrency" in f.message for f in result.findings if f.code == "DG106"] == [True]

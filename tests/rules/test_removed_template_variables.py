@@ -266,3 +266,57 @@ def test_templates_of_operators_made_in_a_factory_function(tmp_path):
     """))
     assert [line for line, _ in found] == [6, 8]
     assert "task 'load' uses {{ next_ds }} in bash_command" in found[0][1]
+
+
+def test_a_fallback_behind_the_replacement_is_airflow_2_and_3_compatible(tmp_path):
+    # Issue 21, F3: the removed key read only when its replacement is missing (Airflow 2) is
+    # silent; read first, read with [], or as an eagerly evaluated [] default, it still fires.
+    found = _dg205(lint(tmp_path, """
+        from airflow.sdk import DAG, task
+
+        with DAG("compat", schedule=None):
+            @task
+            def stamp(**context):
+                a = context.get("logical_date") or context.get("execution_date")
+                b = context.get("logical_date", context.get("execution_date"))
+                if "execution_date" in context:
+                    c = context["execution_date"]
+                else:
+                    c = context["logical_date"]
+                d = context["next_ds"] if "next_ds" in context else context["data_interval_end"]
+                e = context.get("data_interval_start") or context.get("execution_date") or 1
+                return a, b, c, d, e
+
+            @task
+            def old(**kwargs):
+                x = kwargs.get("execution_date")
+                y = kwargs["execution_date"] or kwargs["logical_date"]
+                z = kwargs.get("logical_date", kwargs["execution_date"])
+                w = kwargs.get("ds") or kwargs.get("execution_date")
+                if "execution_date" in kwargs:
+                    v = kwargs["execution_date"]
+                return x, y, z, w, v
+
+            stamp()
+            old()
+    """))
+    assert [line for line, _ in found] == [19, 20, 21, 22, 24]
+    assert all("task 'old'" in message for _, message in found)
+
+
+def test_a_fallback_in_a_callback_is_silent_too(tmp_path):
+    found = _dg205(lint(tmp_path, """
+        from airflow.providers.standard.operators.empty import EmptyOperator
+        from airflow.sdk import DAG
+
+
+        def notify(context):
+            when = context.get("logical_date") or context.get("execution_date")
+            print(when, context.get("next_execution_date"))
+
+
+        with DAG("compat", schedule=None, default_args={"on_failure_callback": notify}):
+            EmptyOperator(task_id="a")
+    """))
+    assert [line for line, _ in found] == [8]
+    assert "next_execution_date" in found[0][1]
