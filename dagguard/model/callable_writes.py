@@ -12,6 +12,7 @@ import libcst as cst
 from dagguard.model.callable_clock import CLOCK_FUNCTIONS
 from dagguard.model.callable_sql import SqlCall
 from dagguard.model.callable_tree import CallableTree, argument
+from dagguard.model.scope import Scope
 from dagguard.model.scratch_paths import ScratchPaths
 from dagguard.model.tree import child_nodes
 
@@ -224,8 +225,7 @@ class WriteFinder:
             return False
         expressions = self._feeding_expressions(names)
         read = {n.value for e in expressions for n in _names_read(e)}
-        clock = lambda c, scope: scope.resolves_to(c.func, CLOCK_FUNCTIONS)  # noqa: E731
-        return bool(read & targets) and not any(self.tree.evaluator.calls_made(e, clock) for e in expressions)
+        return bool(read & targets) and not any(self.tree.evaluator.calls_made(e, _reads_clock) for e in expressions)
 
     def _overwritten_names(self, call: cst.Call, method: str) -> list[cst.BaseExpression]:
         """The expressions naming the object the call overwrites; none when it refuses an
@@ -314,10 +314,13 @@ def _names_read(node: cst.CSTNode) -> list[cst.Name]:
         current = stack.pop()
         if isinstance(current, cst.Name):
             found.append(current)
-        elif isinstance(current, cst.Attribute):
-            stack.append(current.value)
-        elif isinstance(current, cst.Arg):
+        elif isinstance(current, (cst.Attribute, cst.Arg)):
             stack.append(current.value)
         elif not isinstance(current, cst.Lambda):
             stack.extend(child_nodes(current))
     return found
+
+
+def _reads_clock(call: cst.Call, scope: Scope) -> bool:
+    """`datetime.now()`, `time.time()`, `pendulum.now()`: a new value on every run."""
+    return scope.resolves_to(call.func, CLOCK_FUNCTIONS)
