@@ -9,9 +9,12 @@ from typing import Optional
 
 import libcst as cst
 
+from dagguard.model.callable_clock import CLOCK_FUNCTIONS
 from dagguard.model.callable_sql import SqlCall
 from dagguard.model.callable_tree import CallableTree, argument
+from dagguard.model.scope import Scope
 from dagguard.model.scratch_paths import ScratchPaths
+from dagguard.model.tree import child_nodes
 
 
 # Methods that write whatever SQL text or rows they are given.
@@ -116,8 +119,10 @@ class WriteFinder:
                 return None  # returns the text, fills an in-memory buffer, or a scratch file
             return WriteCall(call, f".{method}()", False)
         if method in _OBJECT_WRITERS:
-            # One fixed object overwritten (a docs site, a report file): a re-run rewrites it.
-            return WriteCall(call, f"{method}()", self._replaces_fixed_object(call, method))
+            # One fixed object overwritten (a docs site, a report file), or one object per item
+            # a loop writes, named after the item: a re-run rewrites the same objects.
+            return WriteCall(call, f"{method}()", self._replaces_fixed_object(call, method)
+                             or self._replaces_item_objects(call, method))
         return None
 
     def sqlalchemy_insert(self, call: cst.Call) -> WriteCall:
@@ -207,18 +212,70 @@ class WriteFinder:
     def _replaces_fixed_object(self, call: cst.Call, method: str) -> bool:
         """Does the call overwrite one object whose name is fixed (static, no placeholder)?
         `load_string(..., key="docs/index.html", replace=True)`, `GCSHook.upload(b, "latest.txt")`."""
+        names = self._overwritten_names(call, method)
+        return bool(names) and all(self._fixed_name(n) for n in names)
+
+    def _replaces_item_objects(self, call: cst.Call, method: str) -> bool:
+        """Does the call, in a `for` loop, overwrite an object named after the loop's item and not
+        after the clock? `for f in files: hook.load_file(f, key=f"logs/{f.name}", replace=True)`.
+        A re-run writes the same items to the same names; a counter or a time stamp would not."""
+        names = self._overwritten_names(call, method)
+        targets = self._loop_targets(call)
+        if not names or not targets:
+            return False
+        expressions = self._feeding_expressions(names)
+        read = {n.value for e in expressions for n in _names_read(e)}
+        return bool(read & targets) and not any(self.tree.evaluator.calls_made(e, _reads_clock) for e in expressions)
+
+    def _overwritten_names(self, call: cst.Call, method: str) -> list[cst.BaseExpression]:
+        """The expressions naming the object the call overwrites; none when it refuses an
+        existing object (S3Hook.load_* without replace=True)."""
         if method in _REPLACE_NEEDED:
             replace = argument(call, -1, ("replace", "overwrite"))
             if replace is None or self.tree.evaluator.value(replace.value) is not True:
-                return False
+                return []
         if method in _BLOB_UPLOADS:
             blob = self._blob_call(call.func.value) if isinstance(call.func, cst.Attribute) else None
             names = [argument(blob, 0, ("blob_name", "name"))] if blob is not None else []
         else:
             positions, keywords = _OBJECT_KEYS.get(method, ((), ()))
             names = [argument(call, -1, keywords)] + [argument(call, p, ()) for p in positions]
-        found = [n for n in names if n is not None]
-        return bool(found) and all(self._fixed_name(n.value) for n in found)
+        return [n.value for n in names if n is not None]
+
+    def _loop_targets(self, node: cst.CSTNode) -> set[str]:
+        """The names the `for` loops around `node` bind, up to the callable's own body (a
+        nested function's loops are its own)."""
+        targets: set[str] = set()
+        current = self.tree.parents.get(id(node))
+        while current is not None and not isinstance(current, (cst.FunctionDef, cst.Lambda)):
+            if isinstance(current, cst.For):
+                targets.update(n.value for n in _names_read(current.target))
+            current = self.tree.parents.get(id(current))
+        return targets
+
+    def _feeding_expressions(self, roots: list[cst.BaseExpression]) -> list[cst.BaseExpression]:
+        """`roots` and the values assigned in the callable to the local names they read,
+        followed through further names (`key = prefix + str(relative)`, `relative = ...`)."""
+        expressions = list(roots)
+        seen: set[str] = set()
+        index = 0
+        while index < len(expressions) and len(expressions) < 200:
+            for name in _names_read(expressions[index]):
+                if name.value in seen:
+                    continue
+                seen.add(name.value)
+                expressions.extend(self._assigned_values(name.value))
+            index += 1
+        return expressions
+
+    def _assigned_values(self, name: str) -> list[cst.BaseExpression]:
+        """The values `name = ...` (or `name, other = ...`) binds in the callable."""
+        values: list[cst.BaseExpression] = []
+        for node in self.tree.nodes:
+            if isinstance(node, cst.Assign) and any(
+                    name in {n.value for n in _names_read(t.target)} for t in node.targets):
+                values.append(node.value)
+        return values
 
     def _blob_call(self, expr: cst.BaseExpression) -> Optional[cst.Call]:
         """`bucket.blob("name")`, directly or through the name bound to it in the callable."""
@@ -246,3 +303,24 @@ class WriteFinder:
                     if (self.scope.qualname(other.value.func) or "") in _BUFFERS:
                         return True
         return False
+
+
+def _names_read(node: cst.CSTNode) -> list[cst.Name]:
+    """The variable names in an expression or a target: not attribute names (`x.name`) nor
+    keywords (`f(key=...)`), not inside a lambda."""
+    found: list[cst.Name] = []
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            found.append(current)
+        elif isinstance(current, (cst.Attribute, cst.Arg)):
+            stack.append(current.value)
+        elif not isinstance(current, cst.Lambda):
+            stack.extend(child_nodes(current))
+    return found
+
+
+def _reads_clock(call: cst.Call, scope: Scope) -> bool:
+    """`datetime.now()`, `time.time()`, `pendulum.now()`: a new value on every run."""
+    return scope.resolves_to(call.func, CLOCK_FUNCTIONS)

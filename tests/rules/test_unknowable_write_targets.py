@@ -209,6 +209,88 @@ def test_objects_that_are_not_one_fixed_name_replaced_are_still_flagged(tmp_path
     assert len(messages) == 1 and messages[0].startswith("DG201 task 'publish' writes with ")
 
 
+# --- (d) one object per item a loop writes, named after the item -------------------------------------
+
+ITEM_OBJECTS = {
+    "s3_load_file_key_from_the_item": ('for local in Path("/logs").rglob("*.log"):\n'
+                                       '            S3Hook().load_file(str(local), key=f"logs/{local.name}", '
+                                       'bucket_name="b", replace=True)'),
+    "boto3_put_object_fields_of_the_row": ('for row_id, created_at, payload in rows:\n'
+                                           '            client.put_object(Key=f"d/{created_at.date()}/{row_id}.json", '
+                                           'Body=payload)'),
+    "key_through_local_names": ('for name in names:\n'
+                                '            relative = Path(name).relative_to("/logs")\n'
+                                '            key = "archive/" + str(relative)\n'
+                                '            client.upload_file(name, "b", key)'),
+    "gcs_blob_named_by_format": ('for item in items:\n'
+                                 '            blob = client.bucket("b").blob("out/{}.json".format(item.id))\n'
+                                 '            blob.upload_from_string(item.body)'),
+    "gcs_upload_os_path_join": ('for day in days:\n'
+                                '            GCSHook().upload("b", os.path.join("daily", day), data="x")'),
+    "s3_key_by_percent": ('for table in tables:\n'
+                          '            S3Hook().load_string("x", "dump/%s.csv" % table, "b", replace=True)'),
+}
+ITEM_STILL_FLAGGED = {
+    "s3_without_replace_fails_on_rerun": ('for local in files:\n'
+                                          '            S3Hook().load_file(str(local), key=f"logs/{local}", '
+                                          'bucket_name="b")'),
+    "key_from_the_clock": ('for item in items:\n'
+                           '            stamp = datetime.now().isoformat()\n'
+                           '            client.put_object(Key=f"out/{stamp}/{item}.json", Body=b"x")'),
+    "key_from_a_counter": ('i = 0\n'
+                           '        for item in items:\n'
+                           '            i += 1\n'
+                           '            client.put_object(Key=f"out/part-{i}.json", Body=item)'),
+    "key_not_from_the_loop": ('for item in items:\n'
+                              '            client.put_object(Key=TABLE, Body=item)'),
+    "appended_rows_in_the_same_loop": ('for item in items:\n'
+                                       '            client.put_object(Key=f"out/{item}.json", Body=b"x")\n'
+                                       '            pd.DataFrame([item]).to_sql("events", None, if_exists="append")'),
+    "insert_in_the_same_loop": ('for item in items:\n'
+                                '            client.put_object(Key=f"out/{item}.json", Body=b"x")\n'
+                                '            PostgresHook().run("INSERT INTO events VALUES (1)")'),
+    "delta_append_in_the_same_loop": ('from deltalake import write_deltalake\n'
+                                      '        for item in items:\n'
+                                      '            client.put_object(Key=f"out/{item}.json", Body=b"x")\n'
+                                      '            write_deltalake("s3://b/events", item, mode="append")'),
+}
+ITEM_BODY = """
+with DAG("d", schedule="@daily"):
+    @task
+    def publish(client, items, rows, names, days, tables, files):
+        {statement}
+
+    publish(None, [], [], [], [], [], [])
+"""
+
+
+@pytest.mark.parametrize("statement", ITEM_OBJECTS.values(), ids=ITEM_OBJECTS.keys())
+def test_an_object_per_item_named_after_the_item_is_not_flagged(tmp_path, statement):
+    assert found(tmp_path, ITEM_BODY.format(statement=statement), "DG201") == []
+
+
+@pytest.mark.parametrize("statement", ITEM_STILL_FLAGGED.values(), ids=ITEM_STILL_FLAGGED.keys())
+def test_loop_writes_that_add_data_or_new_names_are_still_flagged(tmp_path, statement):
+    messages = found(tmp_path, ITEM_BODY.format(statement=statement), "DG201")
+    assert len(messages) == 1 and messages[0].startswith("DG201 task 'publish' ")
+
+
+def test_the_loop_must_be_in_the_same_callable(tmp_path):
+    # A nested function's parameter is not the loop's item: who calls it, with what, is not read.
+    body = """
+with DAG("d", schedule="@daily"):
+    @task
+    def publish(client, items):
+        for item in items:
+            def put(other):
+                client.put_object(Key=f"out/{other}.json", Body=b"x")
+            put(item)
+
+    publish(None, [])
+"""
+    assert len(found(tmp_path, body, "DG201")) == 1
+
+
 def test_transfers_to_a_fixed_object_replaced_whole(tmp_path):
     body = """
 from airflow.providers.amazon.aws.transfers.sql_to_s3 import SqlToS3Operator
