@@ -185,6 +185,7 @@ class _Walk:
         self.made_once: set[int] = set()
         self.made_otherwise: set[int] = set()
         self.helper_callers: set[int] = set()
+        self.deferred_scopes: set[int] = set()  # the scopes of function bodies run later, if at all
         # The DAG whose code a block is, by the block's id: a `with` block's body, an @dag function's.
         self.dag_of_body = {id(body.body if isinstance(body, cst.FunctionDef) else body): dag
                             for dag in file.dags for body in dag.bodies}
@@ -218,6 +219,8 @@ class _Walk:
         if isinstance(node, cst.FunctionDef):
             inner_scope = function_scope(node, scope)
             body_runs = where if id(node) in self.dag_functions else where | _DEFERRED
+            if body_runs & _DEFERRED:
+                self.deferred_scopes.add(id(inner_scope))
             return [(d.decorator, scope, where) for d in node.decorators] \
                 + [(node.params, scope, where), (node.body, inner_scope, body_runs)]
         if isinstance(node, cst.Lambda):
@@ -272,6 +275,8 @@ class _Walk:
     def links_own_tasks(self, node: cst.CSTNode, scope: Scope) -> bool:
         """`submit >> poll` in a function body, each side a name the function binds once to a
         task it makes: an edge between tasks made in a body, which no DAG's known tasks are."""
+        if id(scope) not in self.deferred_scopes:
+            return False  # a lambda's edge between tasks made once, in the module or an @dag body
         sides: list[cst.CSTNode] = [node]
         while sides:
             side = sides.pop()

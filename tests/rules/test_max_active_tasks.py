@@ -369,3 +369,12 @@ def test_dg103_a_helper_leaves_unknown_only_the_dags_calling_it(tmp_path, case):
     code, flagged = HELPERS[case]
     found = [f for f in lint(tmp_path, HEADER + code) if f.code == "DG103"]
     assert {f.message.split("'")[1] for f in found} == flagged
+
+
+def test_dg103_an_edge_in_a_lambda_between_tasks_made_once_is_not_read_as_set(tmp_path):
+    code = f"""
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    a, b, c, d, e = {loads(5, "t")}
+    link = lambda: a >> b >> c >> d >> e  # set only if called: the five may run at once
+"""
+    assert "DG103" in codes(lint(tmp_path, HEADER + code))
