@@ -264,10 +264,14 @@ class _Walk:
         pending: list[cst.CSTNode] = [function.body]
         while pending:
             node = pending.pop()
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                return False  # what a nested definition does is not followed
-            if isinstance(node, cst.Call) and id(node) not in self.task_nodes \
-                    and not self.makes_no_task(node, inner) and not self.is_contained_helper(node, inner, seen):
+            if isinstance(node, cst.Lambda) or id(node) in self.task_nodes:
+                continue  # runs later; a task's arguments make no task of the DAG (as in step)
+            if isinstance(node, cst.FunctionDef):
+                # Its body runs when called: a call of it here is checked as a helper's.
+                pending.extend([*(d.decorator for d in node.decorators), node.params])
+                continue
+            if isinstance(node, cst.Call) and not self.makes_no_task(node, inner) \
+                    and not self.is_contained_helper(node, inner, seen):
                 return False
             pending.extend(branch_nodes(node))
         return True

@@ -295,7 +295,8 @@ def test_dg103_states_the_bound_one_run_can_reach(tmp_path, case):
 HELPERS = {
     "a_helper_one_dag_never_calls": ("""
 def submit_and_wait(name):
-    submit = BashOperator(task_id=f"submit_{name}", bash_command="submit.sh")
+    submit = BashOperator(task_id=f"submit_{name}", bash_command="submit.sh",
+                          on_failure_callback=lambda context: print(context))
     poll = BashOperator(task_id=f"poll_{name}", bash_command="poll.sh")
     submit >> poll
     return submit, poll
@@ -351,6 +352,10 @@ from plugins.tasks import add_quality_checks
 
 
 def add():
+    def later():
+        return 1
+
+    later()
     add_quality_checks()
 
 
