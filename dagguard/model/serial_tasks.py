@@ -58,6 +58,9 @@ class _Layout:
 
     known: bool                     # no call that may make tasks, no dependency set more than once
     made_once: frozenset[int]       # task nodes (by id) made exactly once, unconditionally
+    # DAGs (by id) whose body calls a helper function of the file: it may make tasks the active
+    # DAG adopts, which the model does not give that DAG; other DAGs are not touched by it.
+    helper_callers: frozenset[int] = frozenset()
 
 
 def concurrent_task_bound(file: FileModel, dag: DagModel) -> Optional[int]:
@@ -66,7 +69,7 @@ def concurrent_task_bound(file: FileModel, dag: DagModel) -> Optional[int]:
     if dag.factory is not None or not dag.tasks or len(dag.tasks) > MAX_TASKS:
         return None  # a DAG without a task the linter sees is one whose tasks it cannot see
     layout = _layout(file)
-    if not layout.known or any(id(t.node) not in layout.made_once or _is_mapped(t) for t in dag.tasks):
+    if not layout.known or id(dag) in layout.helper_callers or any(id(t.node) not in layout.made_once or _is_mapped(t) for t in dag.tasks):
         return None
     return _widest_antichain(task_graph(file, dag), dag)
 
@@ -181,39 +184,52 @@ class _Walk:
         self.dag_functions = {id(d.function) for d in file.dags if d.kind == "decorator" and d.function is not None}
         self.made_once: set[int] = set()
         self.made_otherwise: set[int] = set()
+        self.helper_callers: set[int] = set()
+        self.deferred_scopes: set[int] = set()  # the scopes of function bodies run later, if at all
+        # The DAG whose code a block is, by the block's id: a `with` block's body, an @dag function's.
+        self.dag_of_body = {id(body.body if isinstance(body, cst.FunctionDef) else body): dag
+                            for dag in file.dags for body in dag.bodies}
 
     def run(self) -> _Layout:
         scope = self.file.scope
-        stack: list[tuple[cst.CSTNode, Scope, int]] = [
-            (stmt, scope.at(i) if isinstance(scope, ModuleScope) else scope, _ONCE)
+        stack: list[tuple[cst.CSTNode, Scope, int, Optional[DagModel]]] = [
+            (stmt, scope.at(i) if isinstance(scope, ModuleScope) else scope, _ONCE, None)
             for i, stmt in reversed(list(enumerate(self.file.module.body)))
         ]
         while stack:
-            node, current, where = stack.pop()
-            inner = self.step(node, current, where)
+            node, current, where, dag = stack.pop()
+            inner = self.step(node, current, where, dag)
             if inner is None:
                 return _Layout(False, frozenset())
-            stack.extend(reversed(inner))
-        return _Layout(True, frozenset(self.made_once - self.made_otherwise))
+            stack.extend((child, child_scope, child_where, self.dag_of_body.get(id(child), dag))
+                         for child, child_scope, child_where in reversed(inner))
+        return _Layout(True, frozenset(self.made_once - self.made_otherwise), frozenset(self.helper_callers))
 
-    def step(self, node: cst.CSTNode, scope: Scope, where: int) -> Optional[list[tuple[cst.CSTNode, Scope, int]]]:
-        """The children to walk next, each with where it runs; None when the layout is unknown."""
+    def step(self, node: cst.CSTNode, scope: Scope, where: int,
+             dag: Optional[DagModel]) -> Optional[list[tuple[cst.CSTNode, Scope, int]]]:
+        """The children to walk next, each with where it runs; None when the layout is unknown.
+        `dag` is the DAG whose body the node is in, if any."""
         runs = where & ~_IN_TASK_ARGUMENTS
         if id(node) in self.task_nodes:
             (self.made_once if runs == _ONCE else self.made_otherwise).add(id(node))
             return [(c, scope, where | _IN_TASK_ARGUMENTS) for c in branch_nodes(node)]
-        if _sets_dependencies(node) and runs != _ONCE:
+        if _sets_dependencies(node) and runs != _ONCE \
+                and not (runs & _DEFERRED and self.links_own_tasks(node, scope)):
             return None  # an edge that may be set on some passes only, or never
         if isinstance(node, cst.FunctionDef):
             inner_scope = function_scope(node, scope)
             body_runs = where if id(node) in self.dag_functions else where | _DEFERRED
+            if body_runs & _DEFERRED:
+                self.deferred_scopes.add(id(inner_scope))
             return [(d.decorator, scope, where) for d in node.decorators] \
                 + [(node.params, scope, where), (node.body, inner_scope, body_runs)]
         if isinstance(node, cst.Lambda):
             return [(node.body, scope, where | _DEFERRED)]
         if isinstance(node, cst.Call) and not where & (_DEFERRED | _IN_TASK_ARGUMENTS) \
                 and not self.makes_no_task(node, scope):
-            return None
+            if dag is None or not self.is_contained_helper(node, scope, set()):
+                return None
+            self.helper_callers.add(id(dag))  # its tasks may join this DAG, and no other
         children = branch_nodes(node)
         guarded = where | _GUARDED
         if isinstance(node, cst.If):
@@ -229,6 +245,57 @@ class _Walk:
                              cst.IfExp, cst.BooleanOperation)):
             return [(c, scope, guarded) for c in children]
         return [(c, scope, where) for c in children]
+
+    def is_contained_helper(self, call: cst.Call, scope: Scope, seen: set[int]) -> bool:
+        """A call of a plain function of the file (no decorator, no function passed to it) whose
+        body only makes tasks the model sees, calls what makes none or other such functions:
+        the tasks it makes without `dag=` go to the active DAG, those with `dag=` are tasks of
+        that DAG made in a function body (so not made once: that DAG stays unknown)."""
+        if not isinstance(call.func, cst.Name) or any(_is_function(arg.value, scope) for arg in call.args):
+            return False
+        binding = scope.single(call.func.value)
+        if not isinstance(binding, FunctionBinding) or binding.node.decorators:
+            return False
+        function = binding.node
+        if id(function) in seen:
+            return True  # recursion: this body is being checked already
+        seen.add(id(function))
+        inner = function_scope(function, scope)
+        pending: list[cst.CSTNode] = [function.body]
+        while pending:
+            node = pending.pop()
+            if isinstance(node, cst.Lambda) or id(node) in self.task_nodes:
+                continue  # runs later; a task's arguments make no task of the DAG (as in step)
+            if isinstance(node, cst.FunctionDef):
+                # Its body runs when called: a call of it here is checked as a helper's.
+                pending.extend([*(d.decorator for d in node.decorators), node.params])
+                continue
+            if isinstance(node, cst.Call) and not self.makes_no_task(node, inner) \
+                    and not self.is_contained_helper(node, inner, seen):
+                return False
+            pending.extend(branch_nodes(node))
+        return True
+
+    def links_own_tasks(self, node: cst.CSTNode, scope: Scope) -> bool:
+        """`submit >> poll` in a function body, each side a name the function binds once to a
+        task it makes: an edge between tasks made in a body, which no DAG's known tasks are."""
+        if id(scope) not in self.deferred_scopes:
+            return False  # a lambda's edge between tasks made once, in the module or an @dag body
+        sides: list[cst.CSTNode] = [node]
+        while sides:
+            side = sides.pop()
+            if isinstance(side, cst.BinaryOperation):
+                sides.extend((side.left, side.right))
+                continue
+            if isinstance(side, (cst.List, cst.Tuple)):
+                sides.extend(element.value for element in side.elements)
+                continue
+            if not isinstance(side, cst.Name) or len(scope.bindings.get(side.value, ())) != 1:
+                return False
+            binding = scope.bindings[side.value][0]
+            if not isinstance(binding, ConstantBinding) or id(binding.value) not in self.task_nodes:
+                return False
+        return isinstance(node, cst.BinaryOperation)
 
     def makes_no_task(self, call: cst.Call, scope: Scope) -> bool:
         """A call that surely adds no task: a builtin, a library's function, a method of a

@@ -287,3 +287,99 @@ def test_dg103_states_the_bound_one_run_can_reach(tmp_path, case):
         assert found == []
     else:
         assert [f.message.split("; ")[1] for f in found] == [f"up to {bound} of its tasks can run at once"]
+
+
+# Issue 21, pattern F1b shape 1: a helper function of the file making tasks (no `dag=`, the active
+# DAG adopts them) leaves unknown only the DAGs whose body calls it. name -> (code, the DAGs DG103
+# flags)
+HELPERS = {
+    "a_helper_one_dag_never_calls": ("""
+def submit_and_wait(name):
+    submit = BashOperator(task_id=f"submit_{name}", bash_command="submit.sh",
+                          on_failure_callback=lambda context: print(context))
+    poll = BashOperator(task_id=f"poll_{name}", bash_command="poll.sh")
+    submit >> poll
+    return submit, poll
+
+
+with DAG("uses_helper", schedule="*/2 * * * *", start_date=START, max_active_runs=1):
+    submit_and_wait("news")
+
+with DAG("one_task", schedule="0 */2 * * *", start_date=START, max_active_runs=1):
+    BashOperator(task_id="submit_sitemap", bash_command="sitemap.sh")
+""", {"uses_helper"}),
+    "a_fan_out_through_a_helper_still_fires": ("""
+def fan_out():
+    for i in range(6):
+        BashOperator(task_id=f"load_{i}", bash_command="echo")
+
+
+with DAG("wide", schedule="@daily", start_date=START, max_active_runs=1):
+    BashOperator(task_id="start", bash_command="echo")
+    fan_out()
+
+with DAG("narrow", schedule="@daily", start_date=START, max_active_runs=1):
+    BashOperator(task_id="only", bash_command="echo")
+""", {"wide"}),
+    "a_helper_adding_a_task_to_another_dag": ("""
+other = DAG("other", schedule="@daily", start_date=START, max_active_runs=1)
+BashOperator(task_id="first", bash_command="echo", dag=other)
+
+
+def add_extra():
+    BashOperator(task_id="extra", bash_command="echo", dag=other)
+
+
+with DAG("caller", schedule="@daily", start_date=START, max_active_runs=1):
+    BashOperator(task_id="only", bash_command="echo")
+    add_extra()
+""", {"caller", "other"}),
+    "a_helper_linking_tasks_of_another_dag": (f"""
+with DAG("other", schedule="@daily", start_date=START, max_active_runs=1):
+    a, b, c, d, e = {loads(5, "t")}
+
+
+def link():
+    a >> b >> c >> d >> e  # set only if called: the five may run at once
+
+
+with DAG("caller", schedule="@daily", start_date=START, max_active_runs=1):
+    BashOperator(task_id="only", bash_command="echo")
+    link()
+""", {"caller", "other"}),
+    "a_helper_calling_what_it_cannot_see_into": ("""
+from plugins.tasks import add_quality_checks
+
+
+def add():
+    def later():
+        return 1
+
+    later()
+    add_quality_checks()
+
+
+with DAG("caller", schedule="@daily", start_date=START, max_active_runs=1):
+    BashOperator(task_id="only", bash_command="echo")
+    add()
+
+with DAG("bystander", schedule="@daily", start_date=START, max_active_runs=1):
+    BashOperator(task_id="only", bash_command="echo")
+""", {"caller", "bystander"}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HELPERS))
+def test_dg103_a_helper_leaves_unknown_only_the_dags_calling_it(tmp_path, case):
+    code, flagged = HELPERS[case]
+    found = [f for f in lint(tmp_path, HEADER + code) if f.code == "DG103"]
+    assert {f.message.split("'")[1] for f in found} == flagged
+
+
+def test_dg103_an_edge_in_a_lambda_between_tasks_made_once_is_not_read_as_set(tmp_path):
+    code = f"""
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    a, b, c, d, e = {loads(5, "t")}
+    link = lambda: a >> b >> c >> d >> e  # set only if called: the five may run at once
+"""
+    assert "DG103" in codes(lint(tmp_path, HEADER + code))
