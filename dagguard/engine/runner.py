@@ -35,7 +35,6 @@ from dagguard.model.project import ProjectIndex, project_layout
 from dagguard.model.unseen_dags import imported_modules, unseen_reason
 from dagguard.model.scope import ImportBinding, Scope
 from dagguard.model.ownership import dag_regions
-from dagguard.model.origins import Elsewhere
 from dagguard.rules import ALL_RULES, RULES_BY_CODE, SYNTAX_ERROR, ProjectRule, Rule
 from dagguard.rules.base import MADE_AT, DagSite, Fix, Report, RuleContext
 
@@ -177,7 +176,9 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
             errors.append(f"internal error in {rule.code} on {shown}: could not locate the reported node")
             continue
         if report.made_at is not None or MADE_AT in report.message:
-            report = replace(report, message=report.message.replace(MADE_AT, _place(report.made_at)))
+            where = report.made_at
+            place = context.place_of(where.path, where.module, where.node) if where is not None else "another file"
+            report = replace(report, message=report.message.replace(MADE_AT, place))
         lines = (span.line,)
         if report.dag is not None and id(report.dag.report_node) in spans:
             lines += (spans[id(report.dag.report_node)].line,)
@@ -313,15 +314,6 @@ def _fallbacks(report: Report) -> tuple[cst.CSTNode, ...]:
     if report.argument is not None and report.argument.report_node is not report.node:
         found += (report.argument.report_node,)
     return found + ((report.dag.report_node,) if report.dag is not None else ())
-
-
-def _place(made_at: Optional[Elsewhere]) -> str:
-    """`common/__init__.py:3`: the file and line of a node of another module."""
-    if made_at is None:
-        return "another file"
-    span = locate(made_at.module, [made_at.node]).get(id(made_at.node))
-    where = display_path(made_at.path)
-    return f"{where}:{span.line}" if span is not None else where
 
 
 def _default_note(report: Report, module: cst.Module, shown: str,
