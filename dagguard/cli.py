@@ -21,7 +21,7 @@ typer_plain.install()
 if TYPE_CHECKING:
     import datetime
 
-    from dagguard.config import RuleSelection, Settings
+    from dagguard.config import Settings
     from dagguard.engine.results import CheckResult
 
 app = typer.Typer(
@@ -124,6 +124,7 @@ def check(
 ) -> None:
     """Check DAG files without importing or running them."""
     from dagguard import api
+    from dagguard.config import command_line_selection, parse_now
     from dagguard.report import FORMATS, canonical_format
 
     try:
@@ -137,10 +138,10 @@ def check(
     if api.STDIN in map(str, targets) and not from_stdin:
         raise fail("- (standard input) cannot be checked together with other paths")
     try:
-        fixed_now = _parse_now(now)
+        fixed_now = parse_now(now)
         config_file, overrides = api.split_config_options(config or [])
         anchors = ([stdin_filename] if stdin_filename else []) if from_stdin else targets
-        settings = api.discover_settings(anchors, config_file, overrides).with_selection(_selection(
+        settings = api.discover_settings(anchors, config_file, overrides).with_selection(command_line_selection(
             select, extend_select, ignore, extend_ignore)).with_overrides(
             respect_gitignore=False if no_respect_gitignore else None, force_exclude=force_exclude or None)
         if show_settings:
@@ -199,18 +200,6 @@ def _check_with_progress(targets: list[Path], settings: "Settings", now: Optiona
         return api.check_paths(targets, settings=settings, now=now, progress=bar, jobs=jobs, cache_dir=cache)
     finally:
         bar.close()
-
-
-def _selection(select: Optional[list[str]], extend_select: Optional[list[str]], ignore: Optional[list[str]],
-               extend_ignore: Optional[list[str]]) -> "RuleSelection":
-    from dagguard.config import RuleSelection, command_line_selectors
-
-    return RuleSelection(
-        select=command_line_selectors("--select", select),
-        extend_select=command_line_selectors("--extend-select", extend_select) or (),
-        ignore=(command_line_selectors("--ignore", ignore) or ())
-        + (command_line_selectors("--extend-ignore", extend_ignore) or ()),
-    )
 
 
 def _write_report(result: "CheckResult", output_format: str, output_file: Optional[Path], statistics: bool,
@@ -275,20 +264,6 @@ def dags(
         sys.stdout.write(json.dumps([d.as_dict() for d in listed], indent=2) + "\n")
     elif listed:
         sys.stdout.write(format_text(listed) + "\n")
-
-
-def _parse_now(value: Optional[str]) -> Optional["datetime.datetime"]:
-    if value is None:
-        return None
-    import datetime
-
-    from dagguard.api import ConfigError
-
-    try:
-        parsed = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise ConfigError(f"--now: {value!r} is not an ISO 8601 date-time (e.g. 2026-11-30T12:00:00Z)") from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.timezone.utc)
 
 
 @app.command("rules", cls=RuffStyleCommand)

@@ -121,6 +121,29 @@ def command_line_selectors(option: str, values: Optional[list[str]]) -> Optional
     return selectors
 
 
+
+def command_line_selection(select: Optional[list[str]], extend_select: Optional[list[str]],
+                           ignore: Optional[list[str]], extend_ignore: Optional[list[str]]) -> RuleSelection:
+    """The selection `--select`, `--extend-select`, `--ignore` and `--extend-ignore` make (what
+    `check` puts on top of the config; the language server the same, so cache keys agree)."""
+    return RuleSelection(
+        select=command_line_selectors("--select", select),
+        extend_select=command_line_selectors("--extend-select", extend_select) or (),
+        ignore=(command_line_selectors("--ignore", ignore) or ())
+        + (command_line_selectors("--extend-ignore", extend_ignore) or ()),
+    )
+
+
+def parse_now(value: Optional[str]) -> Optional[datetime.datetime]:
+    """`--now`'s ISO 8601 date-time, UTC when it has no offset; a bad one is a ConfigError."""
+    if value is None:
+        return None
+    try:
+        parsed = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ConfigError(f"--now: {value!r} is not an ISO 8601 date-time (e.g. 2026-11-30T12:00:00Z)") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.timezone.utc)
+
 def _codes(key: str, path: Path) -> Callable[[Any], tuple[str, ...]]:
     def convert(value: Any) -> tuple[str, ...]:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):

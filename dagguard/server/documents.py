@@ -64,9 +64,9 @@ class Options:
         config_file, overrides = api.split_config_options(config)
         now = None
         if raw.get("now") is not None:
-            from dagguard.cli import _parse_now
+            from dagguard.config import parse_now
 
-            now = _parse_now(str(raw["now"]))
+            now = parse_now(str(raw["now"]))
         debounce = raw.get("debounce-ms", raw.get("debounceMs", 50))
         if not isinstance(debounce, (int, float)) or isinstance(debounce, bool) or not 0 <= debounce <= 10_000:
             raise ConfigError(f"the client's dagguard.debounce-ms must be 0 to 10000, got {debounce!r}")
@@ -98,13 +98,13 @@ class ServerState:
         with self.lock:
             known = self._settings.get(folder)
         if known is None:
-            from dagguard.cli import _selection
+            from dagguard.config import command_line_selection
 
             # Built as `check` builds them (an empty command-line selection on top), so that
             # the cache's entries, keyed on the settings, are the ones `check` reads.
             known = api.discover_settings([path] if path is not None else [], self.options.config_file,
                                           self.options.overrides).with_selection(
-                                              _selection(None, None, None, None))
+                                              command_line_selection(None, None, None, None))
             with self.lock:
                 self._settings[folder] = known
         return known
