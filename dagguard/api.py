@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CheckResult", "ConfigError", "Finding", "Settings", "check_paths", "check_source", "check_stdin",
            "describe_settings", "discover_settings", "files_to_check", "read_stdin", "split_config_options",
-           "add_noqa", "check_buffer", "fix_paths", "fix_source", "fix_stdin"]
+           "add_noqa", "check_buffer", "fix_paths", "fix_source", "fix_stdin", "stdin_excluded"]
 
 STDIN = "-"  # the path that means standard input, as in ruff
 
@@ -117,7 +117,7 @@ def check_buffer(source: Union[str, bytes], path: Optional[Path], *, settings: S
     cross-file rules: its FileResult (None when the config excludes the path and
     force-exclude is on). `project` is the index to resolve factories with (the language
     server's sees the open buffers); by default the one `check` would use."""
-    if _stdin_excluded(path, settings):
+    if stdin_excluded(path, settings):
         return None
     from dagguard.engine import runner
     from dagguard.engine.deep_stack import run_deep
@@ -142,7 +142,7 @@ def fix_stdin(source: Union[str, bytes], filename: Optional[Union[str, Path]] = 
     from dagguard.engine.results import FileResult
 
     data = source.encode("utf-8") if isinstance(source, str) else source
-    if _stdin_excluded(path, settings):   # ruff hands the source back unchanged and reports nothing
+    if stdin_excluded(path, settings):   # ruff hands the source back unchanged and reports nothing
         untouched = FileFix(path or Path(STDIN), data, data, (), (), FileResult(path or Path(STDIN), ()))
         return FixRun(replace(run.combine([], settings), unsafe_fixes=unsafe_fixes), (untouched,))
     shown = display_path(path) if path is not None else STDIN
@@ -154,7 +154,7 @@ def fix_stdin(source: Union[str, bytes], filename: Optional[Union[str, Path]] = 
     return FixRun(result, (fixed,))
 
 
-def _stdin_excluded(path: Optional[Path], settings: Settings) -> bool:
+def stdin_excluded(path: Optional[Path], settings: Settings) -> bool:
     """--force-exclude and a --stdin-filename the config excludes: stdin is neither checked nor fixed."""
     return path is not None and settings.force_exclude and path_filter(path, settings)(path, False)
 

@@ -194,7 +194,7 @@ class ServerState:
 
             digest = content_digest(data)
             hit = cache.lookup(document.path, digest)
-            if hit is not None and not api._stdin_excluded(document.path, settings):
+            if hit is not None and not api.stdin_excluded(document.path, settings):
                 return hit
         result = api.check_buffer(data, document.path, settings=settings, now=self.now(),
                                   project=self._project(document, settings, dirty))
@@ -320,7 +320,7 @@ class ServerState:
 
         settings = self.settings_for(document.path)
         text = document.text
-        if api._stdin_excluded(document.path, settings):
+        if api.stdin_excluded(document.path, settings):
             return None
         project = self._project(document, settings, self._dirty_buffers(document))
         run = api.fix_stdin(text.encode("utf-8"), document.path, unsafe_fixes=unsafe_fixes, settings=settings,
