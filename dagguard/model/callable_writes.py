@@ -82,10 +82,12 @@ class WriteCall:
 class WriteFinder:
     """Answers "does this call write, and how" for the calls of one callable."""
 
-    def __init__(self, tree: CallableTree) -> None:
+    def __init__(self, tree: CallableTree, item_parameters: frozenset[str] = frozenset()) -> None:
         self.tree = tree
         self.scope = tree.scope
         self.scratch = ScratchPaths(tree)
+        # The parameters of a helper that its caller fills with a loop's item, one call per item.
+        self.item_parameters = item_parameters
 
     def write(self, call: cst.Call, sql: Optional[SqlCall]) -> Optional[WriteCall]:
         """The write `call` makes (given the SQL it runs, if any), or None."""
@@ -220,12 +222,53 @@ class WriteFinder:
         after the clock? `for f in files: hook.load_file(f, key=f"logs/{f.name}", replace=True)`.
         A re-run writes the same items to the same names; a counter or a time stamp would not."""
         names = self._overwritten_names(call, method)
-        targets = self._loop_targets(call)
-        if not names or not targets:
+        if not names:
             return False
         expressions = self._feeding_expressions(names)
         read = {n.value for e in expressions for n in _names_read(e)}
+        targets = self._loop_targets(call) | self._item_parameters(call, read)
+        if self._enclosing_function(call) is None:  # in the callable's own body
+            targets |= self.item_parameters
         return bool(read & targets) and not any(self.tree.evaluator.calls_made(e, _reads_clock) for e in expressions)
+
+    def _item_parameters(self, node: cst.CSTNode, read: set[str]) -> set[str]:
+        """The parameters in `read` of the nested function around `node` that every call of it in
+        the callable fills with a loop's item: `for k in groups: archive(groups[k])` makes
+        `def archive(rows)`'s `rows` one item per call. None when a call passes anything else."""
+        function = self._enclosing_function(node)
+        if function is None:  # the callable's own body: its parameters are its caller's
+            return set()
+        parameters = [p.name.value for p in function.params.params]
+        calls = [n for n in self.tree.nodes if isinstance(n, cst.Call)
+                 and isinstance(n.func, cst.Name) and n.func.value == function.name.value]
+        items: set[str] = set()
+        for position, name in enumerate(parameters):
+            if name in read and calls and all(self._passes_item(c, position, name) for c in calls):
+                items.add(name)
+        return items
+
+    def items_passed(self, call: cst.Call, function: cst.FunctionDef) -> frozenset[str]:
+        """The parameters of `function` that `call` (a call of it in this callable) fills with
+        a value made from the item of a loop around the call."""
+        names = [p.name.value for p in function.params.params]
+        return frozenset(n for i, n in enumerate(names) if self._passes_item(call, i, n))
+
+    def _passes_item(self, call: cst.Call, position: int, parameter: str) -> bool:
+        """Does `call` pass, for `parameter`, a value made from the item of a loop around it?"""
+        passed = argument(call, position, (parameter,))
+        targets = self._loop_targets(call)
+        if passed is None or not targets:
+            return False
+        expressions = self._feeding_expressions([passed.value])
+        return any(n.value in targets for e in expressions for n in _names_read(e))
+
+    def _enclosing_function(self, node: cst.CSTNode) -> Optional[cst.FunctionDef]:
+        """The function defined in the callable that `node` is in; None for the callable's own
+        body (the tree records no parent above it)."""
+        current = self.tree.parents.get(id(node))
+        while current is not None and not isinstance(current, (cst.FunctionDef, cst.Lambda)):
+            current = self.tree.parents.get(id(current))
+        return current if isinstance(current, cst.FunctionDef) else None
 
     def _overwritten_names(self, call: cst.Call, method: str) -> list[cst.BaseExpression]:
         """The expressions naming the object the call overwrites; none when it refuses an

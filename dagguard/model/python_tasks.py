@@ -86,13 +86,15 @@ class _Analysis:
                  explicit_params: frozenset[str], depth: int, seen: set[int],
                  names: Optional[dict[str, str]] = None,
                  context_params: Optional[frozenset[str]] = None,
-                 forwarded: frozenset[str] = frozenset()) -> None:
+                 forwarded: frozenset[str] = frozenset(),
+                 item_parameters: frozenset[str] = frozenset()) -> None:
         self.tree = CallableTree(function, scope, module, names)
         self.given_context_params = context_params
         self.explicit = explicit_params
         self.depth = depth
         self.seen = seen | {id(function)}
         self.forwarded = forwarded   # a helper's parameters its caller passes the context
+        self.item_parameters = item_parameters  # ... and those it passes a loop's item
 
     def facts(self) -> CallableFacts:
         tree = self.tree
@@ -107,7 +109,7 @@ class _Analysis:
         # helper, only what its caller passed it and get_current_context() (a helper's own
         # **kwargs is whatever its caller passes).
         sure = context.names if self.depth == 0 else self.forwarded | context.current_context_names()
-        finder = WriteFinder(tree)
+        finder = WriteFinder(tree, self.item_parameters)
         uses_interval = bool(filled & INTERVAL_KEYS)
         removed: list[ContextLookup] = [
             ContextLookup(node, name) for name, node in params.items()
@@ -179,7 +181,7 @@ class _Analysis:
                 write = finder.write(node, found_sql)
                 if write is not None:
                     writes.append(write)
-                inner = self._helper(node, context, sure)  # type: ignore[arg-type]
+                inner = self._helper(node, context, sure, finder)  # type: ignore[arg-type]
                 if inner is not None:
                     # The helper runs here: its SQL comes at this point of the task's order.
                     removed.extend(inner.removed_lookups)
@@ -195,7 +197,8 @@ class _Analysis:
         return CallableFacts(tuple(clock), tuple(writes), tuple(sql), tuple(removed), uses_interval,
                              helper, returns_value, write_like, tuple(jinja))
 
-    def _helper(self, call: cst.Call, context: ContextReads, sure: frozenset[str]) -> Optional[CallableFacts]:
+    def _helper(self, call: cst.Call, context: ContextReads, sure: frozenset[str],
+                finder: WriteFinder) -> Optional[CallableFacts]:
         """Facts of a same-file function called by name (a helper doing the actual write, or
         reading the context it is passed)."""
         if self.depth >= MAX_HELPER_DEPTH:
@@ -206,7 +209,8 @@ class _Analysis:
         scope = _bound_to_call(found[0], found[1], call, self.tree.evaluator)
         inner = _Analysis(found[0], scope, self.tree.module, frozenset(),
                           self.depth + 1, self.seen, self.tree.names,
-                          forwarded=context.forwarded_to(call, found[0], sure))
+                          forwarded=context.forwarded_to(call, found[0], sure),
+                          item_parameters=finder.items_passed(call, found[0]))
         return inner.facts()
 
 

@@ -275,20 +275,56 @@ def test_loop_writes_that_add_data_or_new_names_are_still_flagged(tmp_path, stat
     assert len(messages) == 1 and messages[0].startswith("DG201 task 'publish' ")
 
 
-def test_the_loop_must_be_in_the_same_callable(tmp_path):
-    # A nested function's parameter is not the loop's item: who calls it, with what, is not read.
-    body = """
+NESTED_WRITER = """
 with DAG("d", schedule="@daily"):
     @task
-    def publish(client, items):
-        for item in items:
-            def put(other):
-                client.put_object(Key=f"out/{other}.json", Body=b"x")
-            put(item)
-
-    publish(None, [])
+    def publish(client, groups, items):
+        def put(batch):
+            first = batch[0]
+            client.put_object(Key=f"out/{{first.day}}/{{first.id}}.json", Body=b"x")
+{calls}
+    publish(None, {{}}, [])
 """
-    assert len(found(tmp_path, body, "DG201")) == 1
+
+
+@pytest.mark.parametrize("calls", [
+    # every call passes a loop's item (through a local name): one object per item, as in a loop
+    "        for key in groups:\n            rows = groups[key]\n            put(rows)\n"
+    "        for key in list(groups):\n            put(batch=groups.pop(key))\n",
+], ids=["items_through_local_names"])
+def test_a_nested_writer_called_with_each_loop_item_is_keyed_by_the_item(tmp_path, calls):
+    assert found(tmp_path, NESTED_WRITER.format(calls=calls), "DG201") == []
+
+
+@pytest.mark.parametrize("calls", [
+    "        for key in groups:\n            put(items)\n",                    # not the loop's item
+    "        for key in groups:\n            put(groups[key])\n        put(items)\n",  # one call outside
+    "        put(items)\n",                                                     # no loop at all
+], ids=["not_the_item", "one_call_outside_a_loop", "no_loop"])
+def test_a_nested_writer_called_with_anything_else_is_still_flagged(tmp_path, calls):
+    assert len(found(tmp_path, NESTED_WRITER.format(calls=calls), "DG201")) == 1
+
+
+HELPER_WRITER = """
+def archive(client, batch):
+    client.put_object(Key=f"out/{{batch.day}}/{{batch.id}}.json", Body=b"x")
+
+with DAG("d", schedule="@daily"):
+    @task
+    def publish(client, groups, items):
+{calls}
+    publish(None, {{}}, [])
+"""
+
+
+@pytest.mark.parametrize("calls, flagged", [
+    ("        for key in groups:\n            archive(client, groups[key])\n", 0),
+    ("        for key in groups:\n            archive(client, batch=items)\n", 1),
+    ("        archive(client, items)\n", 1),
+], ids=["the_item", "not_the_item", "no_loop"])
+def test_a_same_file_helper_called_with_each_loop_item_is_keyed_by_the_item(tmp_path, calls, flagged):
+    # Judged per call: the helper's parameter is one item when this call passes one.
+    assert len(found(tmp_path, HELPER_WRITER.format(calls=calls), "DG201")) == flagged
 
 
 def test_transfers_to_a_fixed_object_replaced_whole(tmp_path):
