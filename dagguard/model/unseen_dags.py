@@ -85,65 +85,75 @@ def _from_import(node: cst.ImportFrom, folder: Path) -> set[str]:
     return {str(module), *(str(module / name) for name in names if name)}
 
 
-class _Construction(cst.CSTVisitor):
-    """The first sign of DAG construction the model could not follow, with its reason."""
+class _Construction:
+    """The first sign of DAG construction the model could not follow, with its reason.
+
+    A walk over child_nodes rather than a libcst visitor: a visitor rebuilds every node it
+    passes and cost as much as the parse on the files that reach here."""
 
     def __init__(self, module: cst.Module, scope: Scope) -> None:
         self.module = module
         self.scope = scope
-        self.functions: list[str] = []
-        self.loops = 0
         self.called: set[str] = set()
         self.dag_functions: list[str] = []
         self.reasons: list[tuple[int, str]] = []     # (priority, reason)
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if any(_last_name(d.decorator) == "dag" for d in node.decorators):
-            self.dag_functions.append(node.name.value)
-        self.functions.append(node.name.value)
+    def walk(self) -> None:
+        # (node, enclosing function names, loops around it), popped in source order
+        pending: list[tuple[cst.CSTNode, tuple[str, ...], int]] = [(self.module, (), 0)]
+        while pending:
+            node, functions, loops = pending.pop()
+            kind = type(node)
+            children = child_nodes(node)
+            if kind is cst.FunctionDef:
+                if any(_last_name(d.decorator) == "dag" for d in node.decorators):
+                    self.dag_functions.append(node.name.value)
+                functions = (*functions, node.name.value)
+                children = _decorators_first(node, children)
+            elif kind is cst.ClassDef:
+                children = _decorators_first(node, children)
+            elif kind is cst.For:
+                loops += 1
+            elif kind is cst.Assign:
+                self.assign(node, functions, loops)
+            elif kind is cst.Call:
+                self.call(node, functions)
+            pending.extend((child, functions, loops) for child in reversed(children))
 
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.functions.pop()
-
-    def visit_For(self, node: cst.For) -> None:
-        self.loops += 1
-
-    def leave_For(self, original_node: cst.For) -> None:
-        self.loops -= 1
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if self.functions:
+    def assign(self, node: cst.Assign, functions: tuple[str, ...], loops: int) -> None:
+        if functions:
             return   # a helper that stores what it is given in globals(): its callers make the DAGs
         for target in node.targets:
             subscript = target.target
             if isinstance(subscript, cst.Subscript) and isinstance(subscript.value, cst.Call) \
                     and _last_name(subscript.value.func) == "globals":
-                where = "in a loop over globals()" if self.loops else "into globals()"
+                where = "in a loop over globals()" if loops else "into globals()"
                 self.reasons.append((0, f"builds DAGs {where}"))
 
-    def visit_Call(self, node: cst.Call) -> None:
+    def call(self, node: cst.Call, functions: tuple[str, ...]) -> None:
         name = _last_name(node.func)
         if name is not None:
             self.called.add(name)
         qualname = self.scope.qualname(node.func)
-        spelled = self.module.code_for_node(node.func)
         airflow = _is_airflow(qualname)
         if name == "DAG":
             if not airflow:
+                spelled = self.module.code_for_node(node.func)
                 self.reasons.append((1, f"DAG made from an unresolved name: {spelled}(...)"))
-            elif self.functions:
-                self.reasons.append((2, f"makes DAGs only inside {self.functions[-1]}(), which no checked "
+            elif functions:
+                self.reasons.append((2, f"makes DAGs only inside {functions[-1]}(), which no checked "
                                         "file calls where the linter can follow it"))
             else:
+                spelled = self.module.code_for_node(node.func)
                 self.reasons.append((4, f"its {spelled}(...) call is where the linter does not look for DAGs "
                                         "(a class body, a comprehension, a lambda)"))
             return
-        if airflow or name is None or (qualname is None and not isinstance(node.func, cst.Name)) or self.functions:
+        if airflow or name is None or (qualname is None and not isinstance(node.func, cst.Name)) or functions:
             return   # Airflow's own API (DagBag, get_dag), a method of a local object, or a call in a
             # function (a test helper's `check(dag_id=...)`): DAGs are made when the module runs
         passes_dag_id = any(a.keyword is not None and a.keyword.value == "dag_id" for a in node.args)
         if (passes_dag_id and qualname is not None) or (_FACTORY_NAME.search(name) and not _NOT_A_FACTORY.search(name)):
-            what = qualname or spelled
+            what = qualname or self.module.code_for_node(node.func)
             kind = "an imported factory" if qualname is not None else "a factory"
             self.reasons.append((3, f"calls {kind} the linter cannot read: {what}"))
 
@@ -159,9 +169,15 @@ class _Construction(cst.CSTVisitor):
 
 
 def _construction_reason(module: cst.Module, scope: Scope) -> Optional[str]:
-    visitor = _Construction(module, scope)
-    module.visit(visitor)
-    return visitor.best()
+    construction = _Construction(module, scope)
+    construction.walk()
+    return construction.best()
+
+
+def _decorators_first(node: cst.CSTNode, children: list[cst.CSTNode]) -> list[cst.CSTNode]:
+    """A definition's children with its decorators first, in the order a visitor sees them
+    (child_nodes lists them after the body)."""
+    return [*node.decorators, *(c for c in children if type(c) is not cst.Decorator)]
 
 
 def _module_level_imported_call(module: cst.Module, scope: Scope) -> Optional[str]:
