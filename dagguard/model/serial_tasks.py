@@ -25,6 +25,7 @@ from dagguard.model import airflow_names as names
 from dagguard.model.dags import DagModel, FileModel, TaskModel
 from dagguard.model.dependencies import TaskGraph, task_graph
 from dagguard.model.import_guards import value_on_import
+from dagguard.model.loop_passes import Bindings, loop_passes, decided_by_pass
 from dagguard.model.scope import ConstantBinding, FunctionBinding, ModuleScope, Scope, function_scope
 from dagguard.model.tree import branch_nodes
 
@@ -47,9 +48,11 @@ _LITERALS = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString, cst.
              cst.List, cst.Tuple, cst.Set, cst.Dict)
 
 # Where a node runs when the file is parsed, as bits: once (none set), maybe not or many times
-# (under a loop, an `if`, a `try`), later if at all (a function's body); and whether it is in a
-# task's arguments, whose calls make no task of the DAG (model/dags.py) but may hold tasks.
-_ONCE, _GUARDED, _DEFERRED, _IN_TASK_ARGUMENTS = 0, 1, 2, 4
+# (under a loop, an `if`, a `try`), later if at all (a function's body); whether it is in a
+# task's arguments, whose calls make no task of the DAG (model/dags.py) but may hold tasks; and
+# whether it is in a loop walked once per pass (model/loop_passes.py): a task there is made on
+# the passes it is walked on, but an edge there may join different tasks on each pass.
+_ONCE, _GUARDED, _DEFERRED, _IN_TASK_ARGUMENTS, _UNROLLED = 0, 1, 2, 4, 8
 
 
 @dataclass(frozen=True)
@@ -151,7 +154,7 @@ def _starts_early(task: TaskModel, dag: DagModel) -> bool:
     given = task.args.get("trigger_rule") or dag.default_args.get("trigger_rule")
     if given is None:
         return False
-    rule = _trigger_rule_name(given.value, given.node, task.scope)
+    rule = _trigger_rule_name(given.value, given.node, given.read_in(task.scope))
     # Not statically known, `always`, or a `one_*` rule (with one upstream task seen, another the
     # linter misses would let it start early): it may run beside its upstream tasks.
     return rule is None or rule not in _WAITING_RULES
@@ -192,28 +195,32 @@ class _Walk:
 
     def run(self) -> _Layout:
         scope = self.file.scope
-        stack: list[tuple[cst.CSTNode, Scope, int, Optional[DagModel]]] = [
-            (stmt, scope.at(i) if isinstance(scope, ModuleScope) else scope, _ONCE, None)
+        no_bindings: Bindings = {}
+        stack: list[tuple[cst.CSTNode, Scope, int, Optional[DagModel], Bindings]] = [
+            (stmt, scope.at(i) if isinstance(scope, ModuleScope) else scope, _ONCE, None, no_bindings)
             for i, stmt in reversed(list(enumerate(self.file.module.body)))
         ]
         while stack:
-            node, current, where, dag = stack.pop()
-            inner = self.step(node, current, where, dag)
+            node, current, where, dag, bindings = stack.pop()
+            inner = self.step(node, current, where, dag, bindings)
             if inner is None:
                 return _Layout(False, frozenset())
-            stack.extend((child, child_scope, child_where, self.dag_of_body.get(id(child), dag))
-                         for child, child_scope, child_where in reversed(inner))
+            for child, child_scope, child_where, *passed in reversed(inner):
+                stack.append((child, child_scope, child_where, self.dag_of_body.get(id(child), dag),
+                              passed[0] if passed else bindings))
         return _Layout(True, frozenset(self.made_once - self.made_otherwise), frozenset(self.helper_callers))
 
-    def step(self, node: cst.CSTNode, scope: Scope, where: int,
-             dag: Optional[DagModel]) -> Optional[list[tuple[cst.CSTNode, Scope, int]]]:
-        """The children to walk next, each with where it runs; None when the layout is unknown.
-        `dag` is the DAG whose body the node is in, if any."""
-        runs = where & ~_IN_TASK_ARGUMENTS
+    def step(self, node: cst.CSTNode, scope: Scope, where: int, dag: Optional[DagModel],
+             bindings: Bindings) -> Optional[list[tuple]]:
+        """The children to walk next, each with where it runs (and, in an unrolled loop, the
+        loop's values on that pass); None when the layout is unknown. `dag` is the DAG whose body
+        the node is in, if any."""
+        runs = where & ~(_IN_TASK_ARGUMENTS | _UNROLLED)
         if id(node) in self.task_nodes:
-            (self.made_once if runs == _ONCE else self.made_otherwise).add(id(node))
+            made_once = runs == _ONCE and id(node) not in self.made_once  # a second pass makes it again
+            (self.made_once if made_once else self.made_otherwise).add(id(node))
             return [(c, scope, where | _IN_TASK_ARGUMENTS) for c in branch_nodes(node)]
-        if _sets_dependencies(node) and runs != _ONCE \
+        if _sets_dependencies(node) and where & ~_IN_TASK_ARGUMENTS != _ONCE \
                 and not (runs & _DEFERRED and self.links_own_tasks(node, scope)):
             return None  # an edge that may be set on some passes only, or never
         if isinstance(node, cst.FunctionDef):
@@ -234,10 +241,18 @@ class _Walk:
         guarded = where | _GUARDED
         if isinstance(node, cst.If):
             known = value_on_import(node.test, scope)
+            if known is None and not runs:
+                known = decided_by_pass(node.test, scope, bindings)   # decided by this pass's values
             if known is not None:  # `if __name__ == "__main__":` never runs in the DAG processor
                 taken = node.body if known else node.orelse
                 return [(taken, scope, where)] if taken is not None else []
             return [(node.test, scope, where)] + [(c, scope, guarded) for c in children if c is not node.test]
+        if isinstance(node, cst.For) and not runs:
+            passes = loop_passes(node, scope, bindings)
+            if passes is not None:
+                unrolled = where | _UNROLLED
+                return [(node.iter, scope, where)] + [(node.body, scope, unrolled, bound) for bound in passes] \
+                    + ([(node.orelse, scope, where)] if node.orelse is not None else [])
         if isinstance(node, (cst.For, cst.While)):
             first = node.iter if isinstance(node, cst.For) else node.test
             return [(first, scope, where)] + [(c, scope, guarded) for c in children if c is not first]
