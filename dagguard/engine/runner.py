@@ -189,6 +189,8 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
         dag_span = spans.get(id(owner.report_node)) if owner is not None else None
         if dag_span is not None:
             flagged_dags.add((dag_span.line, dag_span.column))
+        flagged_dags.update((also.line, also.column) for dag in report.also_dags
+                            if (also := spans.get(id(dag.report_node))) is not None)
         finding = _finding(rule, report if fixable else replace(report, fix=None), span, shown, owner,
                            _default_note(report, module, shown, line_of))
         findings.append(finding)
