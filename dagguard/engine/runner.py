@@ -217,11 +217,13 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     imports_airflow = _imports_airflow(model.scope) and not _extends_airflow(module, model.scope)
     # Only a file that imports airflow and shows no DAG is asked why: a walk of a few files.
     reason = unseen_reason(module, model.scope, text, path) if imports_airflow and not model.dags else None
+    imports = imported_modules(module, path)
     return FileResult(path, tuple(findings), sites, len(model.dags), frozenset(flagged_dags), noqa, tuple(errors),
                       imports_airflow=imports_airflow,
                       dags=summaries, depends_on=depends_on,
                       module=module if keep_fixes else None, fixes=tuple(fixes) if keep_fixes else (),
-                      warnings=warnings, unseen_reason=reason, imports=imported_modules(module, path))
+                      warnings=warnings, unseen_reason=reason, imports=imports,
+                      absent_modules=project.absent_modules(imports) if project is not None else frozenset())
 
 
 def _syntax_result(path: Path, finding: Finding, settings: Settings) -> FileResult:
