@@ -38,7 +38,15 @@ def _date(dag: Any, name: str) -> Optional[dt.datetime]:
     value = getattr(dag, name, None)
     if value is None:
         value = (getattr(dag, "default_args", None) or {}).get(name)
-    return value if isinstance(value, dt.datetime) else None
+    return _plain_utc(value) if isinstance(value, dt.datetime) else None
+
+
+def _plain_utc(value: dt.datetime) -> dt.datetime:
+    """A stdlib datetime in UTC: Airflow's are pendulum's, whose differences do not divide by a
+    timedelta."""
+    utc = value.astimezone(dt.timezone.utc) if value.tzinfo is not None else value
+    return dt.datetime(utc.year, utc.month, utc.day, utc.hour, utc.minute, utc.second, utc.microsecond,
+                       tzinfo=dt.timezone.utc)
 
 
 def scheduling_findings(dag: Any, limits: Limits, now: dt.datetime) -> Iterator[Finding]:

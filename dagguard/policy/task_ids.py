@@ -21,5 +21,5 @@ def task_id_findings(dag: Any, dag_label: str) -> Iterator[Finding]:
     for task in getattr(dag, "task_dict", {}).values():
         task_id = task.task_id
         if task_id in seen:
-            yield Finding("DG303", messages.duplicate_task_id(dag_label, task_id), messages.DG303_HELP)
+            yield Finding("DG303", messages.renamed_onto_task_id(dag_label, task_id), messages.DG303_HELP)
         seen.add(task_id)

@@ -78,3 +78,10 @@ def duplicate_task_id(dag: str, task_id: str) -> str:
     """DG303: a second task with an id the DAG already has."""
     return (f"{dag} already has a task '{task_id}'; "
             "Airflow raises DuplicateTaskIdFound and the DAG does not load")
+
+
+def renamed_onto_task_id(dag: str, task_id: str) -> str:
+    """DG303 on a loaded DAG (the cluster policy): a task whose id was changed after it was added
+    now answers to another task's id; Airflow raised nothing."""
+    return (f"{dag} has two tasks with task_id '{task_id}' (one was renamed after it was added to the DAG); "
+            "the scheduler and the UI find only one of them by that id")

@@ -74,6 +74,18 @@ BROKEN_TIMETABLE = textwrap.dedent("""\
         EmptyOperator(task_id="start")
 """)
 
+# DG303 as a loaded DAG can show it: a task renamed after it was added, so two tasks of the DAG
+# answer to 'load' (two tasks *created* with one id never load: DuplicateTaskIdFound).
+RENAMED = textwrap.dedent("""\
+    import pendulum
+    from airflow.sdk import DAG
+    from airflow.providers.standard.operators.empty import EmptyOperator
+
+    with DAG("renamed", schedule=None, start_date=pendulum.datetime(2025, 1, 1, tz="UTC")):
+        EmptyOperator(task_id="load")
+        EmptyOperator(task_id="load_copy").task_id = "load"
+""")
+
 
 def _write(folder: Path, files: dict[str, str]) -> Path:
     for name, text in files.items():
@@ -95,7 +107,7 @@ def bags(tmp_path_factory):
     """One interpreter, one DagBag per folder (and environment)."""
     tmp = tmp_path_factory.mktemp("policy")
     main = _teams(tmp / "main", **{
-        "clean.py": CLEAN, "warned.py": WARNED, "broken.py": BROKEN_TIMETABLE,
+        "clean.py": CLEAN, "warned.py": WARNED, "broken.py": BROKEN_TIMETABLE, "renamed.py": RENAMED,
         # A team folder of its own settings: DG101 is ignored there, below the DAGs folder.
         "team_b/dagguard.toml": 'ignore = ["DG101"]\n',
         "team_b/flood.py": TEAMS.replace('"teams.json"', '"../teams.json"').replace('f"team_', 'f"b_team_'),
@@ -151,6 +163,14 @@ def test_a_failing_policy_lets_the_dag_load_and_logs_why(bags):
     errors = _lines(main["logs"], "ERROR")
     assert "dagguard: the cluster policy failed on DAG 'odd_schedule'; it loads unchecked" in errors
 
+
+def test_a_task_renamed_onto_another_tasks_id_is_refused_as_dg303(bags):
+    main = bags["main"]
+    assert "renamed" not in main["dags"]
+    assert main["errors"]["renamed.py"] == (
+        "AirflowClusterPolicyViolation: dagguard refused DAG 'renamed' (DG303):\n"
+        "DG303 DAG 'renamed' has two tasks with task_id 'load' (one was renamed after it was added to the DAG); "
+        "the scheduler and the UI find only one of them by that id\n  help: give each task a unique task_id")
 
 def test_mode_warn_only_logs_the_errors(bags):
     warn = bags["warn"]
