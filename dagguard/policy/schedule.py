@@ -69,6 +69,16 @@ def timetable_recurrence(timetable: Any, depth: int = 0) -> Optional[Recurrence]
     return Recurrence((), None, data_interval=False)
 
 
+def is_airflows_recurring(timetable: Any) -> bool:
+    """One of Airflow's cron or delta timetables (or assets-or-time on one): what the linter's
+    DG101 and DG107 judge. A custom timetable recurs too (DG102/DG103), on a calendar of its own
+    whose catchup the linter does not judge, and neither does the policy."""
+    name = _name(timetable)
+    if name in _ASSET_OR_TIME:
+        return is_airflows_recurring(getattr(timetable, "timetable", None))
+    return name in (_CRON_TRIGGER | _CRON_DATA_INTERVAL | _DELTA_TRIGGER | _DELTA_DATA_INTERVAL | _MULTIPLE_CRONS)
+
+
 def _interval(timetable: Any) -> Any:
     return getattr(timetable, "interval", None) if hasattr(timetable, "interval") else getattr(
         timetable, "_interval", dt.timedelta(0))

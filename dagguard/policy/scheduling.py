@@ -15,7 +15,7 @@ from typing import Any, Iterator, Optional
 from dagguard.model.antichains import MAX_TASKS, WAITING_RULES, widest_antichain
 from dagguard.model.run_counts import count_runs
 from dagguard.policy.findings import Finding
-from dagguard.policy.schedule import timetable_recurrence
+from dagguard.policy.schedule import is_airflows_recurring, timetable_recurrence
 from dagguard.rules import messages
 
 
@@ -51,12 +51,13 @@ def _plain_utc(value: dt.datetime) -> dt.datetime:
 
 def scheduling_findings(dag: Any, limits: Limits, now: dt.datetime) -> Iterator[Finding]:
     """The scheduling rules' findings on a loaded DAG."""
-    rec = timetable_recurrence(getattr(dag, "timetable", None))
+    timetable = getattr(dag, "timetable", None)
+    rec = timetable_recurrence(timetable)
     if rec is None:
         return  # not clock-driven: no backlog, no overlap of scheduled runs
     label = dag_label(dag)
     start, end = _date(dag, "start_date"), _date(dag, "end_date")
-    if getattr(dag, "catchup", False) is True and start is not None:
+    if getattr(dag, "catchup", False) is True and start is not None and is_airflows_recurring(timetable):
         if end is None:
             runs = count_runs(rec, start, now) if rec.fires_known else None
             yield Finding("DG101", messages.catchup_without_end_date(label, runs, rec.fires_known),

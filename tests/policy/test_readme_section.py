@@ -11,7 +11,7 @@ import pytest
 
 from dagguard.policy.settings import load_settings
 from tests.policy.airflow_bag import airflow_home, load_bags
-from tests.policy.test_policy_in_airflow import WARNED, _entry_point_distribution, _teams
+from tests.policy.test_policy_in_airflow import TEAMS, WARNED, _entry_point_distribution, _teams
 
 readme = pytest.importorskip("tests.test_readme_snippets")
 
@@ -32,9 +32,10 @@ def test_the_local_settings_and_dagguard_toml_snippets(tmp_path):
         pytest.importorskip("airflow")
     local_settings = readme.snippet(HEADING, "python", "# airflow_local_settings.py")
     toml = readme.snippet(HEADING, "toml", "# dags/dagguard.toml")
-    folder = _teams(tmp_path / "dags", **{"warned.py": WARNED, "dagguard.toml": toml})
+    legacy = TEAMS.replace('"teams.json"', '"../teams.json"').replace('f"team_', 'f"legacy_')
+    folder = _teams(tmp_path / "dags", **{"warned.py": WARNED, "dagguard.toml": toml, "legacy/flood.py": legacy})
     [result] = load_bags(airflow_home(tmp_path, local_settings), [(folder, {})])
-    assert result["dags"] == []
+    assert result["dags"] == ["legacy_orders"]   # per-file-ignores = { "legacy/*" = ["DG101"] }
     # The import error shown in the README, but for the count, which grows with the date.
     shown = readme.snippet(HEADING, "", "AirflowClusterPolicyViolation")
     assert _count_free(result["errors"]["teams.py"]) == _count_free(shown)

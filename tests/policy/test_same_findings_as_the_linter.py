@@ -77,6 +77,24 @@ with DAG("ranges_ok", schedule=CronTriggerTimetable("@daily", timezone="UTC", in
 """,
     "copy_events.sql": "INSERT INTO e SELECT * FROM raw_e\nWHERE at >= '{{ data_interval_start }}'\n"
                        "  AND at < '{{ data_interval_end }}'\n",
+    # A custom timetable recurs (DG102, DG103), on a calendar whose catchup neither judges.
+    "workdays.py": """
+from workday import AfterWorkdayTimetable
+
+with DAG("workdays", schedule=AfterWorkdayTimetable(), start_date=START, catchup=True):
+    EmptyOperator(task_id="a") >> EmptyOperator(task_id="b")
+""",
+    "workday.py": """
+from airflow.timetables.base import DagRunInfo, DataInterval, Timetable
+
+
+class AfterWorkdayTimetable(Timetable):
+    def infer_manual_data_interval(self, *, run_after):
+        return DataInterval.exact(run_after)
+
+    def next_dagrun_info(self, *, last_automated_data_interval, restriction):
+        return None
+""",
     "clean.py": """
 with DAG("clean", schedule=None, start_date=START):
     EmptyOperator(task_id="a")
@@ -100,12 +118,13 @@ def test_the_policy_reports_what_the_linter_reports(tmp_path):
     for name, body in FILES.items():
         (folder / name).write_text(HEADER + textwrap.dedent(body) if name.endswith(".py") else body)
     (folder / "dagguard.toml").write_text('mode = "warn"\nmax-catchup-runs = 100\n')
-    [result] = load_bags(airflow_home(tmp_path), [(folder, {})])
+    [result] = load_bags(airflow_home(tmp_path), [(folder, {})], python_path=[folder])
     now = dt.datetime.now(dt.timezone.utc)
     assert result["errors"] == {}
-    assert len(result["dags"]) == 9
+    assert len(result["dags"]) == 10
     linted = check_paths([folder], settings=Settings(max_catchup_runs=100), now=now, jobs=1)
     expected = {(Path(f.path).name, f.code, f.message + (f"\n  help: {f.help}" if f.help else ""))
                 for f in linted.findings if f.code in POLICY_RULES}
     assert {code for _, code, _ in expected} == {"DG101", "DG102", "DG103", "DG107", "DG206"}
+    assert {code for name, code, _ in expected if name == "workdays.py"} == {"DG102", "DG103"}
     assert _policy_findings(result["logs"]) == expected

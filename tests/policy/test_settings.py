@@ -127,3 +127,12 @@ def test_an_edited_file_is_read_again(tmp_path):
     assert load_settings(dags / "x.py", dags, {}).mode == "warn"
     config.write_text('mode = "enforce"\nignore = ["DG1"]\n')
     assert load_settings(dags / "x.py", dags, {}).mode == "enforce"
+
+
+def test_the_search_stops_at_the_dag_bundles_root():
+    from types import SimpleNamespace
+
+    from dagguard.policy.apply import _dags_root
+
+    dag = SimpleNamespace(fileloc="/srv/bundles/team_repo/dags/orders/a.py", relative_fileloc="dags/orders/a.py")
+    assert _dags_root(dag) == Path("/srv/bundles/team_repo")
