@@ -44,6 +44,8 @@ def timetable_recurrence(timetable: Any, depth: int = 0) -> Optional[Recurrence]
     """The timetable's Recurrence; None when it never queues a backlog (or is not a timetable).
     A recurring timetable whose runs cannot be counted (a relativedelta, a custom class) has
     neither crons nor a delta: it recurs, how often is unknown."""
+    if timetable is None:
+        return None
     name = _name(timetable)
     if name in _CRON_TRIGGER or name in _CRON_DATA_INTERVAL:
         expression = getattr(timetable, "expression", None) or getattr(timetable, "_expression", None)
