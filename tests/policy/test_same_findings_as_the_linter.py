@@ -75,6 +75,14 @@ with DAG("ranges_ok", schedule=CronTriggerTimetable("@daily", timezone="UTC", in
                             sql="INSERT INTO o SELECT * FROM raw WHERE ts >= '{{ data_interval_start }}' "
                                 "AND ts < '{{ data_interval_end }}'")
 """,
+    # DG206: dagguard's own operator on a trigger timetable refuses the empty interval.
+    "merge.py": """
+from dagguard.idempotent import IntervalMergeOperator
+
+with DAG("merge", schedule="@daily", start_date=START, catchup=False, max_active_runs=1, max_active_tasks=2):
+    IntervalMergeOperator(task_id="merge_orders", conn_id="wh", source_sql="SELECT * FROM raw",
+                          target_table="orders", time_column="ts", unique_key="id")
+""",
     "copy_events.sql": "INSERT INTO e SELECT * FROM raw_e\nWHERE at >= '{{ data_interval_start }}'\n"
                        "  AND at < '{{ data_interval_end }}'\n",
     # A custom timetable recurs (DG102, DG103), on a calendar whose catchup neither judges.
@@ -121,10 +129,11 @@ def test_the_policy_reports_what_the_linter_reports(tmp_path):
     [result] = load_bags(airflow_home(tmp_path), [(folder, {})], python_path=[folder])
     now = dt.datetime.now(dt.timezone.utc)
     assert result["errors"] == {}
-    assert len(result["dags"]) == 10
+    assert len(result["dags"]) == 11
     linted = check_paths([folder], settings=Settings(max_catchup_runs=100), now=now, jobs=1)
     expected = {(Path(f.path).name, f.code, f.message + (f"\n  help: {f.help}" if f.help else ""))
                 for f in linted.findings if f.code in POLICY_RULES}
     assert {code for _, code, _ in expected} == {"DG101", "DG102", "DG103", "DG107", "DG206"}
     assert {code for name, code, _ in expected if name == "workdays.py"} == {"DG102", "DG103"}
+    assert {code for name, code, _ in expected if name == "merge.py"} == {"DG206"}
     assert _policy_findings(result["logs"]) == expected
