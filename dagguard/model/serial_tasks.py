@@ -23,6 +23,7 @@ import libcst as cst
 
 from dagguard.model import airflow_names as names
 from dagguard.model.dags import DagModel, FileModel, TaskModel
+from dagguard.model.antichains import MAX_TASKS, WAITING_RULES as _WAITING_RULES, widest_antichain
 from dagguard.model.dependencies import TaskGraph, task_graph
 from dagguard.model.import_guards import value_on_import
 from dagguard.model.loop_passes import Bindings, loop_passes, decided_by_pass
@@ -37,12 +38,6 @@ _DEPENDENCY_METHODS = frozenset({"set_upstream", "set_downstream"})
 _DEPENDENCY_FUNCTIONS = frozenset({"chain", "chain_linear", "cross_downstream"})
 _MAPPING_METHODS = frozenset({"partial", "expand", "expand_kwargs"})
 _PLAIN_LIBRARIES = _TASKLESS_LIBRARIES - {"airflow"}
-# Trigger rules that wait for every upstream task to finish (`always` and the `one_*` rules do not).
-_WAITING_RULES = frozenset({
-    "all_success", "all_failed", "all_done", "all_done_min_one_success", "all_skipped", "none_failed",
-    "none_failed_min_one_success", "none_skipped", "none_failed_or_skipped", "all_done_setup_success",
-})
-MAX_TASKS = 128   # beyond this the bound is not worked out: its cost grows with the cube
 _BUILTINS = frozenset(dir(builtins))
 _LITERALS = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString, cst.Integer, cst.Float,
              cst.List, cst.Tuple, cst.Set, cst.Dict)
@@ -89,64 +84,12 @@ def _widest_antichain(graph: TaskGraph, dag: DagModel) -> Optional[int]:
     keys = list(graph.tasks)
     position = {key: i for i, key in enumerate(keys)}
     downstream: list[list[int]] = [[] for _ in keys]
-    waiting = [0] * len(keys)
     for after, befores in graph.upstream.items():
         if _starts_early(graph.tasks[after], dag):
             continue  # it may run beside its upstream tasks: they do not order it
         for before in befores:
             downstream[position[before]].append(position[after])
-            waiting[position[after]] += 1
-    # Each task's descendants as a bit set, filled in reverse topological order.
-    order = [i for i, count in enumerate(waiting) if count == 0]
-    for i in order:  # grows while read: Kahn's algorithm
-        for j in downstream[i]:
-            waiting[j] -= 1
-            if waiting[j] == 0:
-                order.append(j)
-    if len(order) != len(keys):
-        return None
-    below = [0] * len(keys)
-    for i in reversed(order):
-        for j in downstream[i]:
-            below[i] |= below[j] | (1 << j)
-    later = [[j for j in range(len(keys)) if below[i] >> j & 1] for i in range(len(keys))]
-    return len(keys) - _largest_matching(later)
-
-
-def _largest_matching(later: list[list[int]]) -> int:
-    """The largest set of (task, later task) pairs using each task at most once on each side
-    (Kuhn's augmenting paths, iteratively)."""
-    partner: list[Optional[int]] = [None] * len(later)  # later task -> the earlier one it is paired with
-    size = 0
-    for start in range(len(later)):
-        seen: set[int] = set()
-        # Depth-first search for an augmenting path: frames of (earlier task, next edge index).
-        path: list[tuple[int, int]] = [(start, 0)]
-        chosen: list[int] = []
-        found = False
-        while path and not found:
-            task, index = path[-1]
-            if index == len(later[task]):
-                path.pop()
-                if chosen:
-                    chosen.pop()
-                continue
-            path[-1] = (task, index + 1)
-            other = later[task][index]
-            if other in seen:
-                continue
-            seen.add(other)
-            chosen.append(other)
-            holder = partner[other]
-            if holder is None:
-                found = True
-            else:
-                path.append((holder, 0))
-        if found:
-            for (task, _), other in zip(path, chosen):
-                partner[other] = task
-            size += 1
-    return size
+    return widest_antichain(downstream)
 
 
 def _starts_early(task: TaskModel, dag: DagModel) -> bool:
