@@ -117,4 +117,6 @@ def unseen_note(count: Optional[int]) -> Optional[str]:
     subject = ("1 file imports airflow and looks like a DAG file but defines" if count == 1
                else f"{count:,} files import airflow and look like DAG files but define")
     return (f"{subject} no DAG dagguard can see (`dagguard dags --unseen` says why for each); a DAG factory "
-            "outside the checked paths can be declared under [tool.dagguard.dag-factories.\"pkg.make_dag\"]")
+            "outside the checked paths can be declared under [tool.dagguard.dag-factories.\"pkg.make_dag\"], "
+            "and the cluster policy (dagguard.policy, README \"Cluster policy\") checks the DAGs no static "
+            "reader sees when Airflow loads them")

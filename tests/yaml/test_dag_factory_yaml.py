@@ -1,0 +1,260 @@
+"""dag-factory YAML in `dagguard check` and `dagguard dags`: the fixtures load with dag-factory
+1.1 and Airflow 3.3 themselves, so the findings are about DAGs that exist (or, for the legacy
+file, about the error that stops it loading, which --fix removes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from dagguard.api import check_paths, fix_paths
+from dagguard.config import Settings
+from tests.lint_helpers import NOW
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+LOAD = """
+import json, logging, sys, warnings
+warnings.simplefilter("ignore")
+from dagfactory import load_yaml_dags
+errors = []
+class Failures(logging.Handler):
+    def emit(self, record):
+        if record.exc_info:
+            errors.append(f"{type(record.exc_info[1]).__name__}: {record.exc_info[1]}")
+logging.getLogger().addHandler(Failures())
+found = {}
+load_yaml_dags(globals_dict=found, dags_folder=sys.argv[1])
+dags = {}
+for dag in found.values():
+    dags[dag.dag_id] = {
+        "catchup": dag.catchup, "max_active_runs": dag.max_active_runs,
+        "max_active_tasks": dag.max_active_tasks, "timetable": type(dag.timetable).__name__,
+        "start_date": dag.start_date.isoformat() if dag.start_date else None,
+        "end_date": dag.end_date.isoformat() if dag.end_date else None,
+        "tasks": {t.task_id: {"bash_command": getattr(t, "bash_command", None),
+                              "max_active_tis_per_dag": t.max_active_tis_per_dag} for t in dag.tasks},
+    }
+print("RESULT" + json.dumps({"dags": dags, "errors": errors}))
+"""
+
+
+def load_with_dag_factory(folder: Path, home: Path) -> dict:
+    """The DAGs dag-factory builds from `folder`'s YAML, with real Airflow, in a fresh process."""
+    pytest.importorskip("dagfactory")
+    env = {**os.environ, "AIRFLOW_HOME": str(home), "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+           "AIRFLOW__CORE__DAGS_FOLDER": str(folder), "DO_NOT_TRACK": "1", "SCARF_NO_ANALYTICS": "1"}
+    run = subprocess.run([sys.executable, "-c", LOAD, str(folder)], capture_output=True, text=True, env=env,
+                         timeout=600)
+    line = next((line for line in run.stdout.splitlines() if line.startswith("RESULT")), None)
+    assert line is not None, run.stderr[-3000:]
+    return json.loads(line[len("RESULT"):])
+
+
+def settings(root: Path, **kwargs) -> Settings:
+    return Settings(config_path=root / "pyproject.toml", **kwargs)
+
+
+def check(path: Path, **kwargs):
+    return check_paths([path], settings=settings(path if path.is_dir() else path.parent, **kwargs), now=NOW)
+
+
+@pytest.fixture(scope="module")
+def orders_loaded(tmp_path_factory):
+    return load_with_dag_factory(FIXTURES / "dags", tmp_path_factory.mktemp("airflow_home"))
+
+
+def test_the_orders_fixture_loads_with_dag_factory_as_the_linter_reads_it(orders_loaded):
+    dags = orders_loaded["dags"]
+    assert orders_loaded["errors"] == []
+    assert sorted(dags) == ["orders_bounded", "orders_daily", "orders_hourly"]
+    listed = {d.dag_id: d for d in check(FIXTURES / "dags").dags}
+    assert sorted(listed) == sorted(dags)
+    hourly, bounded = dags["orders_hourly"], dags["orders_bounded"]
+    # What DG101/DG102 report: catchup on from the `default` block, no end_date, 16 runs at once.
+    assert hourly["catchup"] is True and listed["orders_hourly"].catchup == "True"
+    assert hourly["end_date"] is None and listed["orders_hourly"].end_date == "not set"
+    assert hourly["max_active_runs"] == 16 and listed["orders_hourly"].max_active_runs == "not set"
+    assert hourly["timetable"] == "CronTriggerTimetable" and listed["orders_hourly"].schedule == "@hourly"
+    assert hourly["start_date"] == listed["orders_hourly"].start_date == "2024-01-01T00:00:00+00:00"
+    assert hourly["tasks"]["export"]["bash_command"] == "echo {{ execution_date }}"   # DG205's template
+    assert bounded["end_date"] == listed["orders_bounded"].end_date == "2024-02-01T00:00:00+00:00"
+    assert bounded["max_active_tasks"] == 4 and listed["orders_bounded"].max_active_tasks == "4"
+    # DG104: `start_date: 3 days` is today's midnight minus three days, in the DAG's time zone.
+    assert dags["orders_daily"]["start_date"].endswith("T00:00:00+00:00")
+    assert listed["orders_daily"].start_date == "unknown"
+
+
+def test_findings_point_at_the_yaml_line_and_column():
+    result = check(FIXTURES / "dags")
+    found = [(f.path.rsplit("/", 1)[-1], f.line, f.column, f.code, f.dag_id) for f in result.findings]
+    assert found == [
+        ("orders.yml", 3, 3, "DG101", "orders_hourly"),    # `catchup: true` in the default block
+        ("orders.yml", 9, 1, "DG102", "orders_hourly"),    # the DAG block's key
+        ("orders.yml", 15, 21, "DG205", "orders_hourly"),  # the bash_command value
+        ("orders.yml", 20, 3, "DG104", "orders_daily"),    # `start_date: 3 days`
+    ]
+    # `# noqa: DG103` on the DAG's key line silences DG103 for that DAG.
+    assert "DG103" not in {f.code for f in result.findings}
+    assert result.dag_count == 3 and result.clean_dag_count == 1
+    # The Python file that calls load_yaml_dags is not a DAG file whose DAGs went unseen.
+    assert result.files_without_dags == ()
+
+
+def test_dags_listing_names_dag_factory():
+    listed = check(FIXTURES / "dags").dags
+    assert {d.found_by for d in listed} == {"dag-factory"}
+    assert [(d.path.rsplit("/", 1)[-1], d.line) for d in listed] == [
+        ("orders.yml", 9), ("orders.yml", 17), ("orders.yml", 26)]
+    run = subprocess.run([sys.executable, "-m", "dagguard", "dags", str(FIXTURES / "dags"), "--format", "json"],
+                         capture_output=True, text=True, cwd=FIXTURES.parent.parent.parent, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert {d["dag_id"]: d["found_by"] for d in json.loads(run.stdout)} == {
+        "orders_hourly": "dag-factory", "orders_daily": "dag-factory", "orders_bounded": "dag-factory"}
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+DAILY = """\
+    daily_report:
+      schedule: "@daily"
+      start_date: 2026-01-01
+      max_active_runs: 1
+      max_active_tasks: 2
+      default_args:
+        owner: data
+      tasks:
+        report:
+          operator: airflow.providers.standard.operators.bash.BashOperator
+          bash_command: echo {{ next_ds }}{noqa}
+    """
+
+
+def test_noqa_as_a_yaml_comment(tmp_path):
+    write(tmp_path / "dags" / "report.yml", DAILY.replace("{noqa}", ""))
+    assert [f.code for f in check(tmp_path / "dags").findings] == ["DG205"]
+    write(tmp_path / "dags" / "report.yml", DAILY.replace("{noqa}", "  # noqa: DG205"))
+    assert check(tmp_path / "dags").findings == ()
+    # A `#` inside a quoted scalar is no comment.
+    write(tmp_path / "dags" / "report.yml", DAILY.replace("{noqa}", "").replace(
+        "echo {{ next_ds }}", "'echo {{ next_ds }} # noqa: DG205'"))
+    assert [f.code for f in check(tmp_path / "dags").findings] == ["DG205"]
+
+
+def test_fix_renames_keys_keeps_comments_and_the_result_loads_with_dag_factory(tmp_path):
+    folder = tmp_path / "dags"
+    shutil.copytree(FIXTURES / "legacy", folder)
+    target = folder / "report.yaml"
+    before = target.read_text(encoding="utf-8")
+    loaded = load_with_dag_factory(folder, tmp_path / "home_before")
+    assert loaded["dags"] == {}
+    assert any("schedule_interval" in error for error in loaded["errors"])   # what DG106 is about
+    assert [f.code for f in check(folder).findings] == ["DG106", "DG109"]
+
+    run = fix_paths([folder], settings=settings(folder), now=NOW)
+    assert run.result.findings == ()
+    after = target.read_text(encoding="utf-8")
+    assert after == before.replace("schedule_interval:", "schedule:").replace(
+        "task_concurrency:", "max_active_tis_per_dag:")
+    assert "# keep this comment" in after and "# and this one" in after
+    loaded = load_with_dag_factory(folder, tmp_path / "home_after")
+    assert loaded["errors"] == []
+    dag = loaded["dags"]["legacy_report"]
+    assert dag["timetable"] == "CronTriggerTimetable"
+    assert dag["tasks"]["report"]["max_active_tis_per_dag"] == 1
+    # Fixing again changes nothing.
+    assert fix_paths([folder], settings=settings(folder), now=NOW).applied == 0
+
+
+def test_unsafe_fix_inserts_a_key_in_the_dag_block(tmp_path):
+    target = write(tmp_path / "dags" / "hourly.yml", """\
+        hourly:
+          schedule: "@hourly"
+          catchup: false
+          start_date: 2026-01-01  # fixed date
+          max_active_tasks: 2
+          tasks:
+            - task_id: t
+              operator: airflow.providers.standard.operators.empty.EmptyOperator
+        """)
+    assert [f.code for f in check(target.parent).findings] == ["DG102"]
+    fix_paths([target.parent], settings=settings(target.parent), now=NOW, unsafe_fixes=True)
+    assert target.read_text(encoding="utf-8").startswith('hourly:\n  max_active_runs: 1\n  schedule: "@hourly"\n')
+    assert check(target.parent).findings == ()
+
+
+def test_duplicate_dag_id_across_yaml_and_python(tmp_path):
+    write(tmp_path / "dags" / "report.yml", DAILY.replace("{noqa}", "").replace("{{ next_ds }}", "hi"))
+    write(tmp_path / "dags" / "report.py", """\
+        import pendulum
+        from airflow.sdk import DAG
+
+        with DAG("daily_report", schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC")):
+            pass
+        """)
+    found = [(Path(f.path).name, f.line, f.code) for f in check(tmp_path / "dags").findings]
+    assert found == [("report.yml", 1, "DG302")] or found == [("report.py", 4, "DG302")]
+    assert len(found) == 1
+
+
+def test_other_yaml_is_silent_and_not_counted(tmp_path):
+    write(tmp_path / "dags" / ".pre-commit-config.yaml", """\
+        repos:
+          - repo: https://github.com/astral-sh/ruff-pre-commit
+            rev: v0.5.0
+            hooks:
+              - id: ruff
+        """)
+    write(tmp_path / "dags" / "ci.yml", """\
+        name: ci
+        on: [push]
+        jobs:
+          test:
+            runs-on: ubuntu-latest
+            steps:
+              - run: pytest
+        """)
+    write(tmp_path / "dags" / "Taskfile.yml", """\
+        version: '3'
+        tasks:
+          build:
+            cmds: [make]
+        """)
+    shutil.copy(FIXTURES / "docker-compose.yml", tmp_path / "dags")
+    result = check(tmp_path / "dags")
+    assert result.findings == () and result.dag_count == 0 and result.files_checked == 0
+
+
+def test_malformed_yaml_is_dg000_and_other_files_are_checked(tmp_path):
+    write(tmp_path / "dags" / "broken.yml", """\
+        broken:
+          default_args: {owner: data
+          tasks:
+            t:
+              operator: airflow.providers.standard.operators.empty.EmptyOperator
+        """)
+    write(tmp_path / "dags" / "report.yml", DAILY.replace("{noqa}", ""))
+    found = [(Path(f.path).name, f.line, f.code) for f in check(tmp_path / "dags").findings]
+    assert found[0][0] == "broken.yml" and found[0][2] == "DG000"
+    assert ("report.yml", 11, "DG205") in found
+
+
+def test_machine_formats_carry_yaml_findings(tmp_path):
+    write(tmp_path / "dags" / "report.yml", DAILY.replace("{noqa}", ""))
+    for fmt, expected in (("json", '"line": 11'), ("sarif", '"startLine": 11'), ("github", "line=11,col=")):
+        run = subprocess.run([sys.executable, "-m", "dagguard", "check", "dags", "--output-format", fmt, "--no-cache"],
+                             capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                             env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
+        assert run.returncode == 1, run.stderr
+        assert "report.yml" in run.stdout and expected in run.stdout.replace(" ", " "), (fmt, run.stdout)
