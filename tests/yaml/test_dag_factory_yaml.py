@@ -258,3 +258,19 @@ def test_machine_formats_carry_yaml_findings(tmp_path):
                              env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
         assert run.returncode == 1, run.stderr
         assert "report.yml" in run.stdout and expected in run.stdout.replace(" ", " "), (fmt, run.stdout)
+
+
+def test_readme_example_prints_what_it_says(tmp_path):
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### dag-factory YAML", 1)[1]
+    yaml_text = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    shown = section.split("```\n$ dagguard check dags/\n", 1)[1].split("```", 1)[0]
+    expected_check, expected_dags = shown.split("$ dagguard dags dags/\n")
+    write(tmp_path / "dags" / "orders.yml", yaml_text)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    run = subprocess.run([sys.executable, "-m", "dagguard", "check", "dags/", "--now", "2026-11-30T00:00Z",
+                          "--no-cache"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    assert run.stdout == expected_check
+    run = subprocess.run([sys.executable, "-m", "dagguard", "dags", "dags/"], capture_output=True, text=True,
+                         cwd=tmp_path, env=env, timeout=120)
+    assert run.stdout == expected_dags
