@@ -274,3 +274,16 @@ def test_readme_example_prints_what_it_says(tmp_path):
     run = subprocess.run([sys.executable, "-m", "dagguard", "dags", "dags/"], capture_output=True, text=True,
                          cwd=tmp_path, env=env, timeout=120)
     assert run.stdout == expected_dags
+
+
+def test_add_noqa_writes_yaml_comments(tmp_path):
+    from dagguard.engine.add_noqa import add_noqa
+
+    shutil.copytree(FIXTURES / "dags", tmp_path / "dags")
+    folder = tmp_path / "dags"
+    assert add_noqa([folder], settings(folder), NOW) == 4
+    text = (folder / "orders.yml").read_text(encoding="utf-8")
+    assert "orders_hourly:  # noqa: DG103, DG102\n" in text      # merged into the existing comment
+    assert "  catchup: true  # noqa: DG101\n" in text
+    assert check(folder).findings == ()
+    assert add_noqa([folder], settings(folder), NOW) == 0
