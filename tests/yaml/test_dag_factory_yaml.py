@@ -287,3 +287,43 @@ def test_add_noqa_writes_yaml_comments(tmp_path):
     assert "  catchup: true  # noqa: DG101\n" in text
     assert check(folder).findings == ()
     assert add_noqa([folder], settings(folder), NOW) == 0
+
+
+def test_defaults_files_merge_as_dag_factory_merges_them(tmp_path):
+    # defaults.yml of the folder and of its parents up to `dags`: DAG-level keys beat the
+    # file's `default` block (max_active_runs 3, not 7), default_args lose to it and to the DAG's.
+    folder = FIXTURES / "defaults" / "dags"
+    loaded = load_with_dag_factory(folder, tmp_path / "home")
+    dag = loaded["dags"]["sales_daily"]
+    (listed,) = check(folder).dags
+    assert (dag["catchup"], dag["max_active_runs"], dag["max_active_tasks"]) == (True, 3, 5)
+    assert (listed.catchup, listed.max_active_runs, listed.max_active_tasks) == ("True", "3", "5")
+    assert listed.start_date == "2025-06-01T00:00:00+00:00"   # default_args' start_date, from defaults.yml
+    # dag-factory also tries defaults.yml as a DAG file and fails on it; dagguard does not check it.
+    assert any("not a mapping" in error for error in loaded["errors"])
+    result = check(folder)
+    assert [(Path(f.path).name, f.line, f.code) for f in result.findings] == [("sales.yml", 5, "DG101")]
+
+
+def test_stdin_with_a_yaml_filename(tmp_path):
+    from dagguard.api import check_stdin
+
+    result = check_stdin(DAILY.replace("{noqa}", "").replace("    ", "", 0), tmp_path / "dags" / "x.yml",
+                         now=NOW)
+    assert [f.code for f in result.findings] == ["DG205"]
+
+
+def test_a_warm_cache_gives_the_same_yaml_results(tmp_path):
+    from dagguard.engine.cache import ResultCache
+    from dagguard.engine.run import check_paths as run_check_paths
+
+    shutil.copytree(FIXTURES / "defaults", tmp_path / "project")
+    folder = tmp_path / "project" / "dags"
+    chosen = settings(folder)
+    cold = run_check_paths([folder], chosen, NOW, cache=ResultCache(tmp_path / "cache", chosen, NOW))
+    warm = run_check_paths([folder], chosen, NOW, cache=ResultCache(tmp_path / "cache", chosen, NOW))
+    assert warm.findings == cold.findings and warm.dags == cold.dags and len(cold.findings) == 1
+    # A defaults.yml the result was read through invalidates it.
+    (folder / "defaults.yml").write_text("catchup: false\n", encoding="utf-8")
+    changed = run_check_paths([folder], chosen, NOW, cache=ResultCache(tmp_path / "cache", chosen, NOW))
+    assert changed.findings == ()
