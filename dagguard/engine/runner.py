@@ -358,6 +358,8 @@ def check_file(path: Path, settings: Settings, now: dt.datetime,
     try:
         source = read_source(path, MAX_FILE_BYTES)
     except UnreadableFile as exc:
+        if is_yaml_path(path) and str(exc).startswith("file is too large"):
+            return FileResult(path, ())   # a large YAML file is data, not a dag-factory DAG file
         return FileResult(path, (_syntax_finding(shown, 1, 1, str(exc)),))
     return check_source(source, path, settings, now, shown, project, jobs=jobs)
 

@@ -20,7 +20,8 @@ from dagguard.config import Settings
 from dagguard.engine.findings import Finding
 from dagguard.engine.results import FileResult, display_path, syntax_finding
 from dagguard.model.dag_factory import (YAML_SUFFIXES, Place, YamlDagFile, YamlError, compose, defaults_files,
-                                        is_defaults_file, may_be_dag_factory, read_dag_file, yaml_available)
+                                        is_defaults_file, may_be_dag_factory, read_dag_file,
+                                        surely_meant_for_dag_factory, yaml_available)
 
 FOUND_BY = "dag-factory"
 MISSING_PYYAML = "not checked: dag-factory YAML needs PyYAML (pip install 'dagguard[yaml]')"
@@ -63,6 +64,8 @@ def check_yaml(source: Union[bytes, str], path: Path, settings: Settings, now: d
         defaults = [(found, _compose_file(found)) for found in defaults_files(path)] if path.name else []
         dag_file = read_dag_file(text, path, defaults)
     except YamlError as exc:
+        if not surely_meant_for_dag_factory(data):
+            return YamlCheck(FileResult(path, ()))   # other YAML, or several documents: not ours to judge
         return YamlCheck(_syntax_result(path, syntax_finding(shown, exc.line, exc.column, str(exc)), settings))
     if dag_file is None:
         return YamlCheck(FileResult(path, ()))

@@ -101,6 +101,12 @@ def may_be_dag_factory(source: bytes) -> bool:
     return _SIEVE.search(source) is not None
 
 
+def surely_meant_for_dag_factory(source: bytes) -> bool:
+    """Two of dag-factory's keys (`tasks`, `operator`, `default_args`...) start lines: a file that
+    does not parse is reported only then (a Kubernetes manifest has `operator:` alone)."""
+    return len({match.group(1) for match in _SIEVE.finditer(source)}) >= 2
+
+
 def yaml_available() -> bool:
     try:
         import yaml  # noqa: F401
@@ -299,9 +305,13 @@ def _dag(name: str, key_node: Any, block: Any, default_entries: dict[str, Entry]
 def _tasks(node: Any) -> tuple[YamlTask, ...]:
     found: list[YamlTask] = []
     if is_mapping(node):
-        for key_node, config in node.value:
+        last: dict[Optional[str], tuple[Any, Any]] = {}
+        for key_node, config in node.value:   # a repeated task key: the last one wins, as in PyYAML
+            last.pop(scalar_text(key_node), None)
+            last[scalar_text(key_node)] = (key_node, config)
+        for task_id, (key_node, config) in last.items():
             if is_mapping(config):
-                found.append(_task(scalar_text(key_node), _place(key_node), config))
+                found.append(_task(task_id, _place(key_node), config))
     elif is_sequence(node):
         for config in node.value:
             if is_mapping(config):

@@ -23,6 +23,8 @@ from typing import Any, Optional
 from dagguard.model.dag_factory import Entry, Place, YamlDag, YamlDagFile, YamlTask, is_mapping, is_sequence, pairs
 
 UNKNOWN = "_dagguard_unknown()"
+# The scalar tags whose values are built here (PyYAML's safe ones): nothing is imported.
+PLAIN_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null", "timestamp"))
 DAG_ALIAS = "_dagguard_DAG"
 _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")
 _RELATIVE = re.compile(
@@ -84,8 +86,8 @@ class _Writer:
         import yaml
 
         if isinstance(node, yaml.ScalarNode):
-            if not node.tag.startswith("tag:yaml.org,2002:") or node.tag.endswith((":binary", ":value")):
-                return None
+            if node.tag not in PLAIN_TAGS:
+                return None   # python/... tags, binary, custom tags: not read here
             try:
                 value = self.loader.construct_object(node, deep=True)
             except Exception:   # a scalar PyYAML itself would fail on (a bad timestamp)

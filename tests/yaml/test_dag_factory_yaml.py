@@ -327,3 +327,35 @@ def test_a_warm_cache_gives_the_same_yaml_results(tmp_path):
     (folder / "defaults.yml").write_text("catchup: false\n", encoding="utf-8")
     changed = run_check_paths([folder], chosen, NOW, cache=ResultCache(tmp_path / "cache", chosen, NOW))
     assert changed.findings == ()
+
+
+def test_yaml_that_is_not_dag_factorys_is_silent_even_when_it_does_not_parse(tmp_path):
+    # A Kubernetes manifest: two documents and an `operator:` key, valid YAML dag-factory never reads.
+    write(tmp_path / "dags" / "k8s.yaml", """\
+        apiVersion: v1
+        kind: Pod
+        spec:
+          affinity:
+            nodeAffinity:
+              requiredDuringSchedulingIgnoredDuringExecution:
+                nodeSelectorTerms:
+                  - matchExpressions:
+                      - key: pool
+                        operator: In
+        ---
+        apiVersion: v1
+        kind: Service
+        """)
+    (tmp_path / "dags" / "big.yml").write_bytes(b"tasks:\n" + b"  - x: 1\n" * (11 * 1024 * 1024 // 9))
+    result = check(tmp_path / "dags")
+    assert result.findings == () and result.files_checked == 0
+
+
+def test_a_repeated_task_key_is_one_task_as_in_pyyaml(tmp_path):
+    repeated = DAILY.replace("{noqa}", "").replace("{{ next_ds }}", "hi").rstrip(" ") + (
+        "        report:\n"
+        "          operator: airflow.providers.standard.operators.bash.BashOperator\n"
+        "          bash_command: echo again\n")
+    target = write(tmp_path / "dags" / "report.yml", repeated)
+    assert target.read_text().count("    report:\n") == 2
+    assert check(tmp_path / "dags").findings == ()   # no DG303: PyYAML keeps the last `report`
