@@ -296,22 +296,34 @@ def _dag(name: str, key_node: Any, block: Any, default_entries: dict[str, Entry]
     default_args.update(_default_args(own))
     default_args_place = merged["default_args"].key_place if "default_args" in merged else None
     tasks_entry = merged.get("tasks")
-    tasks = _tasks(tasks_entry.node) if tasks_entry is not None else ()
+    default_tasks = default_entries.get("tasks")
+    # merge_configs merges the `default` block's tasks mapping into the DAG's, task by task.
+    inherited = default_tasks.node if default_tasks is not None and tasks_entry is not default_tasks else None
+    tasks = _tasks(tasks_entry.node, inherited) if tasks_entry is not None else ()
     indent = block.value[0][0].start_mark.column if block.value and block.flow_style is not True else None
     return YamlDag(name, place, tuple(merged.values()), tuple(default_args.values()), default_args_place,
                    tasks, indent)
 
 
-def _tasks(node: Any) -> tuple[YamlTask, ...]:
+def _by_task_id(node: Any) -> dict[Optional[str], tuple[Any, Any]]:
+    last: dict[Optional[str], tuple[Any, Any]] = {}
+    for key_node, config in node.value:   # a repeated task key: the last one wins, as in PyYAML
+        last.pop(scalar_text(key_node), None)
+        last[scalar_text(key_node)] = (key_node, config)
+    return last
+
+
+def _tasks(node: Any, inherited: Any = None) -> tuple[YamlTask, ...]:
     found: list[YamlTask] = []
     if is_mapping(node):
-        last: dict[Optional[str], tuple[Any, Any]] = {}
-        for key_node, config in node.value:   # a repeated task key: the last one wins, as in PyYAML
-            last.pop(scalar_text(key_node), None)
-            last[scalar_text(key_node)] = (key_node, config)
-        for task_id, (key_node, config) in last.items():
-            if is_mapping(config):
-                found.append(_task(task_id, _place(key_node), config))
+        own = _by_task_id(node)
+        base = _by_task_id(inherited) if is_mapping(inherited) else {}
+        for task_id in [*own, *(t for t in base if t not in own)]:
+            key_node, config = own.get(task_id) or base[task_id]
+            if not is_mapping(config):
+                continue
+            fallback = base.get(task_id, (None, None))[1] if task_id in own else None
+            found.append(_task(task_id, _place(key_node), config, fallback if is_mapping(fallback) else None))
     elif is_sequence(node):
         for config in node.value:
             if is_mapping(config):
@@ -322,8 +334,10 @@ def _tasks(node: Any) -> tuple[YamlTask, ...]:
     return tuple(found)
 
 
-def _task(task_id: Optional[str], place: Place, config: Any) -> YamlTask:
+def _task(task_id: Optional[str], place: Place, config: Any, inherited: Any = None) -> YamlTask:
     entries = _entries(config, True)
+    for key, entry in (_entries(inherited, True) if inherited is not None else {}).items():
+        entries.setdefault(key, entry)
     operator_entry = entries.get("operator")
     operator = scalar_text(operator_entry.node) if operator_entry is not None else None
     return YamlTask(task_id, place, operator, tuple(e for k, e in entries.items() if k != "task_id"))

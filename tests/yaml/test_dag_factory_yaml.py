@@ -359,3 +359,16 @@ def test_a_repeated_task_key_is_one_task_as_in_pyyaml(tmp_path):
     target = write(tmp_path / "dags" / "report.yml", repeated)
     assert target.read_text().count("    report:\n") == 2
     assert check(tmp_path / "dags").findings == ()   # no DG303: PyYAML keeps the last `report`
+
+
+def test_default_block_tasks_merge_task_by_task(tmp_path):
+    # dag-factory's merge_configs merges the `default` block's tasks mapping into the DAG's:
+    # `load` keeps its own bash_command and takes the operator, `extract` comes whole.
+    folder = FIXTURES / "merged"
+    loaded = load_with_dag_factory(folder, tmp_path / "home")
+    assert loaded["errors"] == []
+    tasks = loaded["dags"]["sales"]["tasks"]
+    assert tasks["load"]["bash_command"] == "echo {{ next_ds }}"
+    assert tasks["extract"]["bash_command"] == "echo {{ prev_ds }}"
+    found = [(f.line, f.code, f.message.split(" uses ")[0]) for f in check(folder).findings]
+    assert found == [(9, "DG205", "task 'extract'"), (17, "DG205", "task 'load'")]
