@@ -203,9 +203,14 @@ def test_duplicate_dag_id_across_yaml_and_python(tmp_path):
         with DAG("daily_report", schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC")):
             pass
         """)
-    found = [(Path(f.path).name, f.line, f.code) for f in check(tmp_path / "dags").findings]
-    assert found == [("report.yml", 1, "DG302")] or found == [("report.py", 4, "DG302")]
-    assert len(found) == 1
+    found = [(Path(f.path).name, f.line, f.column, f.code, f.message) for f in check(tmp_path / "dags").findings]
+    assert found == [("report.yml", 1, 1, "DG302", f"DAG 'daily_report' is already defined at "
+                      f"{tmp_path / 'dags' / 'report.py'}:4; Airflow keeps only one of them")]
+    # `# noqa: DG302` on the DAG block's key line silences it.
+    text = (tmp_path / "dags" / "report.yml").read_text(encoding="utf-8")
+    (tmp_path / "dags" / "report.yml").write_text(text.replace("daily_report:", "daily_report:  # noqa: DG302"),
+                                                  encoding="utf-8")
+    assert check(tmp_path / "dags").findings == ()
 
 
 def test_other_yaml_is_silent_and_not_counted(tmp_path):
