@@ -74,6 +74,8 @@ def check_yaml(source: Union[bytes, str], path: Path, settings: Settings, now: d
 
     generated = generate(dag_file)
     checked = check_source(generated.text, path, settings, now, shown, keep_fixes=True, yaml_generated=True)
+    from dagguard.engine.noqa import is_suppressed
+
     directives = yaml_directives(text)
     noqa = {line: (None if d.codes is None else frozenset(d.codes)) for line, d in directives.items()}
     mapper = _Mapper(generated)
@@ -84,8 +86,6 @@ def check_yaml(source: Union[bytes, str], path: Path, settings: Settings, now: d
     for finding in checked.findings:
         moved = mapper.finding(finding)
         dag_line = generated.dag_places[finding.dag_id].line if finding.dag_id in generated.dag_places else None
-        from dagguard.engine.noqa import is_suppressed
-
         if is_suppressed(noqa, finding.code, (moved.line,) + ((dag_line,) if dag_line else ())):
             continue
         fix = fix_of.get(id(finding))
@@ -99,9 +99,11 @@ def check_yaml(source: Union[bytes, str], path: Path, settings: Settings, now: d
         if fix is not None:
             fixes.append((moved, fix))
     for problem in dag_file.problems:
-        findings.append(syntax_finding(
+        finding = syntax_finding(
             shown, problem.place.line, problem.place.column,
-            f"'{problem.key}' is not a mapping: dag-factory cannot build it as a DAG and loads no DAG of this file"))
+            f"'{problem.key}' is not a mapping: dag-factory cannot build it as a DAG and loads no DAG of this file")
+        kept = _syntax_result(path, finding, settings).findings   # DG000 unless it is ignored
+        findings.extend(f for f in kept if not is_suppressed(noqa, f.code, (f.line,)))
     from dagguard.engine.noqa import noqa_warnings
     from dagguard.rules import RULES_BY_CODE
 

@@ -377,3 +377,12 @@ def test_default_block_tasks_merge_task_by_task(tmp_path):
     assert tasks["extract"]["bash_command"] == "echo {{ prev_ds }}"
     found = [(f.line, f.code, f.message.split(" uses ")[0]) for f in check(folder).findings]
     assert found == [(9, "DG205", "task 'extract'"), (17, "DG205", "task 'load'")]
+
+
+def test_a_top_level_key_that_is_no_mapping_is_dg000(tmp_path):
+    write(tmp_path / "dags" / "report.yml", DAILY.replace("{noqa}", "").replace("{{ next_ds }}", "hi").rstrip(" ")
+          + "    version: 3\n")
+    found = [(f.line, f.column, f.code) for f in check(tmp_path / "dags").findings]
+    assert found == [(12, 1, "DG000")]
+    assert "'version' is not a mapping" in check(tmp_path / "dags").findings[0].message
+    assert check(tmp_path / "dags", ignore=("DG000",)).findings == ()
