@@ -18,6 +18,7 @@ from typing import Any, Iterator, Mapping, Optional, Union
 
 from dagguard.config import Settings
 from dagguard.engine.findings import Finding
+from dagguard.engine.noqa import is_suppressed, noqa_warnings
 from dagguard.engine.results import FileResult, display_path, syntax_finding
 from dagguard.model.dag_factory import (YAML_SUFFIXES, Place, YamlDagFile, YamlError, compose, defaults_files,
                                         is_defaults_file, may_be_dag_factory, read_dag_file,
@@ -74,8 +75,6 @@ def check_yaml(source: Union[bytes, str], path: Path, settings: Settings, now: d
 
     generated = generate(dag_file)
     checked = check_source(generated.text, path, settings, now, shown, keep_fixes=True, yaml_generated=True)
-    from dagguard.engine.noqa import is_suppressed
-
     directives = yaml_directives(text)
     noqa = {line: (None if d.codes is None else frozenset(d.codes)) for line, d in directives.items()}
     mapper = _Mapper(generated)
@@ -104,19 +103,20 @@ def check_yaml(source: Union[bytes, str], path: Path, settings: Settings, now: d
             f"'{problem.key}' is not a mapping: dag-factory cannot build it as a DAG and loads no DAG of this file")
         kept = _syntax_result(path, finding, settings).findings   # DG000 unless it is ignored
         findings.extend(f for f in kept if not is_suppressed(noqa, f.code, (f.line,)))
-    from dagguard.engine.noqa import noqa_warnings
     from dagguard.rules import RULES_BY_CODE
 
     warnings = tuple(f"{shown}:{line}: {message}" for line, message in noqa_warnings(text, RULES_BY_CODE, directives))
     sites = tuple(mapper.site(site) for site in checked.dag_sites)
+    # The DAGs with a finding left after the YAML's noqa comments (not the generated file's).
+    flagged = frozenset((generated.dag_places[f.dag_id].line, generated.dag_places[f.dag_id].column)
+                        for f in findings if f.dag_id in generated.dag_places)
     result = FileResult(
-        path, tuple(findings), sites, checked.dag_count,
-        frozenset(mapper.position(line, column) for line, column in checked.flagged_dags), noqa,
+        path, tuple(findings), sites, checked.dag_count, flagged, noqa,
         checked.internal_errors, imports_airflow=False,
         dags=tuple(replace(summary, line=mapper.line(summary.line), found_by=FOUND_BY) for summary in checked.dags),
         depends_on=frozenset(dag_file.read_files) | checked.depends_on,
         module=module if keep_fixes else None, fixes=tuple(fixes) if keep_fixes else (),
-        warnings=warnings + tuple(w for w in checked.warnings if MISSING_PYYAML in w),
+        warnings=warnings,
     )
     return YamlCheck(result, text, generated, dag_file, module)
 
@@ -149,10 +149,6 @@ class _Mapper:
 
     def line(self, line: int) -> int:
         return self.place(line, 1).line
-
-    def position(self, line: int, column: int) -> tuple[int, int]:
-        place = self.place(line, column)
-        return place.line, place.column
 
     def finding(self, finding: Finding) -> Finding:
         place = self.place(finding.line, finding.column)
