@@ -150,8 +150,10 @@ def fix_one(source: bytes, path: Path, settings: Settings, now: dt.datetime, cod
     """The text with only the fix of the finding `code` at (line, column) applied, as the
     fixing pass of fix_source would apply it (an editor's quick fix); None when that finding
     has no fix, or its fix cannot be applied to this text."""
-    if is_yaml_path(path):
-        return None   # a YAML fix is a text edit of the YAML, not of a tree (engine/yaml_fixes.py)
+    if is_yaml_path(path):   # a YAML fix is a text edit of the YAML, not of a tree
+        from dagguard.engine.yaml_fixes import fix_one_yaml
+
+        return fix_one_yaml(source, path, settings, now, code, line, column, shown)
     result = check_source(source, path, settings, now, shown or display_path(path), project, keep_fixes=True)
     module = result.module
     if module is None or module.bytes != source or not _compiles(source):

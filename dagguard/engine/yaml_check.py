@@ -152,8 +152,14 @@ class _Mapper:
 
     def finding(self, finding: Finding) -> Finding:
         place = self.place(finding.line, finding.column)
-        return replace(finding, line=place.line, column=place.column, end_line=place.end_line,
-                       end_column=place.end_column)
+        moved = replace(finding, line=place.line, column=place.column, end_line=place.end_line,
+                        end_column=place.end_column)
+        where = self.generated.lines.get(finding.line)
+        source = where.entry.source if where is not None and where.entry is not None else None
+        if source is not None:   # reported at the DAG's key: say where the value is written
+            note = f"the value is set in {display_path(source)}"
+            moved = replace(moved, help=f"{moved.help}; {note}" if moved.help else note)
+        return moved
 
     def site(self, site: Any) -> Any:
         place = self.place(site.line, site.column)

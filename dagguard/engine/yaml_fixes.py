@@ -219,3 +219,20 @@ def fix_yaml_source(source: bytes, path: Path, settings: Settings, now: dt.datet
     result = replace(state.result, module=None, fixes=())
     return FileFix(path, source, text.encode("utf-8") if text is not None and applied else source,
                    tuple(applied), tuple(dropped), result)
+
+
+def fix_one_yaml(source: bytes, path: Path, settings: Settings, now: dt.datetime, code: str, line: int,
+                 column: int, shown: Optional[str] = None) -> Optional[bytes]:
+    """engine/fixes.fix_one for a dag-factory YAML file: the text with that finding's fix alone."""
+    from dagguard.engine.yaml_check import check_yaml
+
+    try:
+        text = source.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    state = check_yaml(source, path, settings, now, shown or display_path(path), keep_fixes=True)
+    for finding, fix in state.result.fixes:
+        if (finding.code, finding.line, finding.column) == (code, line, column):
+            edits = yaml_edits(state.text, state.generated, state.dag_file, state.module, fix)
+            return _apply_edits(text, edits).encode("utf-8") if edits else None
+    return None

@@ -57,6 +57,7 @@ class Entry:
     node: Any                         # the value's PyYAML node (None for a value made here)
     here: bool = True                 # written in this file (not in a defaults.yml)
     plain_key: bool = True            # the key is a plain scalar: a fix may rename it in place
+    source: Optional[Path] = None     # the defaults.yml it is written in, when not here
 
 
 @dataclass(frozen=True)
@@ -225,7 +226,8 @@ def is_dag_factory_document(root: Any) -> bool:
     return any(looks_like_dag_block(value) for _, (_, value) in pairs(root).items())
 
 
-def _entries(node: Any, here: bool, fallback: Optional[Place] = None) -> dict[str, Entry]:
+def _entries(node: Any, here: bool, fallback: Optional[Place] = None,
+             source: Optional[Path] = None) -> dict[str, Entry]:
     import yaml
 
     found: dict[str, Entry] = {}
@@ -236,7 +238,7 @@ def _entries(node: Any, here: bool, fallback: Optional[Place] = None) -> dict[st
         plain = isinstance(key_node, yaml.ScalarNode) and key_node.style is None
         key_place = _place(key_node) if fallback is None else fallback
         value_place = _place(value_node) if fallback is None else fallback
-        found[key] = Entry(key, key_place, value_place, value_node, here, plain and here)
+        found[key] = Entry(key, key_place, value_place, value_node, here, plain and here, source)
     return found
 
 
@@ -258,10 +260,10 @@ def read_dag_file(text: str, path: Optional[Path], defaults: list[tuple[Path, An
         if not is_mapping(defaults_root):
             continue
         result.read_files.add(defaults_path)
-        for key, entry in _entries(defaults_root, False, Place(1, 1, 1, 1)).items():
+        for key, entry in _entries(defaults_root, False, Place(1, 1, 1, 1), defaults_path).items():
             if key == "default_args":
                 if is_mapping(entry.node):
-                    global_default_args.update(_entries(entry.node, False, Place(1, 1, 1, 1)))
+                    global_default_args.update(_entries(entry.node, False, Place(1, 1, 1, 1), defaults_path))
             else:
                 global_dag[key] = entry
     for name, (key_node, block) in top.items():
@@ -287,11 +289,12 @@ def _dag(name: str, key_node: Any, block: Any, default_entries: dict[str, Entry]
     own = _entries(block, True)
     merged: dict[str, Entry] = {}
     for key, entry in global_dag.items():   # defaults.yml: reported at the DAG's key
-        merged[key] = Entry(key, place, place, entry.node, False, False)
+        merged[key] = Entry(key, place, place, entry.node, False, False, entry.source)
     merged.update(own)
     for key, entry in default_entries.items():
         merged.setdefault(key, entry)
-    default_args = {key: Entry(key, place, place, e.node, False, False) for key, e in global_default_args.items()}
+    default_args = {key: Entry(key, place, place, e.node, False, False, e.source)
+                    for key, e in global_default_args.items()}
     default_args.update(default_default_args)
     default_args.update(_default_args(own))
     default_args_place = merged["default_args"].key_place if "default_args" in merged else None

@@ -309,6 +309,8 @@ def test_defaults_files_merge_as_dag_factory_merges_them(tmp_path):
     assert any("not a mapping" in error for error in loaded["errors"])
     result = check(folder)
     assert [(Path(f.path).name, f.line, f.code) for f in result.findings] == [("sales.yml", 5, "DG101")]
+    assert "; the value is set in " in result.findings[0].help
+    assert result.findings[0].help.endswith("fixtures/defaults/dags/defaults.yml")
 
 
 def test_stdin_with_a_yaml_filename(tmp_path):
@@ -387,3 +389,13 @@ def test_a_top_level_key_that_is_no_mapping_is_dg000(tmp_path):
     assert found == [(12, 1, "DG000")]
     assert "'version' is not a mapping" in check(tmp_path / "dags").findings[0].message
     assert check(tmp_path / "dags", ignore=("DG000",)).findings == ()
+
+
+def test_one_fix_as_an_editor_asks_for_it():
+    from dagguard.engine.fixes import fix_one
+
+    target = FIXTURES / "legacy" / "report.yaml"
+    source = target.read_bytes()
+    fixed = fix_one(source, target, settings(target.parent), NOW, "DG109", 13, 7)
+    assert fixed == source.replace(b"task_concurrency:", b"max_active_tis_per_dag:")
+    assert fix_one(source, target, settings(target.parent), NOW, "DG109", 12, 7) is None
