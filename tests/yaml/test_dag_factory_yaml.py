@@ -399,3 +399,23 @@ def test_one_fix_as_an_editor_asks_for_it():
     fixed = fix_one(source, target, settings(target.parent), NOW, "DG109", 13, 7)
     assert fixed == source.replace(b"task_concurrency:", b"max_active_tis_per_dag:")
     assert fix_one(source, target, settings(target.parent), NOW, "DG109", 12, 7) is None
+
+
+def test_dg105_fix_writes_schedule_null_and_dag_factory_loads_it(tmp_path):
+    folder = tmp_path / "dags"
+    target = write(folder / "manual.yml", """\
+        manual:
+          # triggered by hand
+          start_date: 2026-01-01
+          default_args:
+            owner: data
+          tasks:
+            - task_id: t
+              operator: airflow.providers.standard.operators.empty.EmptyOperator
+        """)
+    assert [(f.code, f.line, f.fixable) for f in check(folder).findings] == [("DG105", 1, True)]
+    fix_paths([folder], settings=settings(folder), now=NOW)
+    assert target.read_text(encoding="utf-8").startswith("manual:\n  schedule: null\n  # triggered by hand\n")
+    assert check(folder).findings == ()
+    loaded = load_with_dag_factory(folder, tmp_path / "home")
+    assert loaded["errors"] == [] and loaded["dags"]["manual"]["timetable"] == "NullTimetable"
