@@ -100,7 +100,7 @@ def check_yaml(source: Union[bytes, str], path: Path, settings: Settings, now: d
     for problem in dag_file.problems:
         finding = syntax_finding(
             shown, problem.place.line, problem.place.column,
-            f"'{problem.key}' is not a mapping: dag-factory cannot build it as a DAG and loads no DAG of this file")
+            f"'{problem.key}' is not a mapping: dag-factory fails on it and loads no DAG of this file")
         kept = _syntax_result(path, finding, settings).findings   # DG000 unless it is ignored
         findings.extend(f for f in kept if not is_suppressed(noqa, f.code, (f.line,)))
     from dagguard.rules import RULES_BY_CODE

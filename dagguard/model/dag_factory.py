@@ -250,7 +250,9 @@ def read_dag_file(text: str, path: Optional[Path], defaults: list[tuple[Path, An
         return None
     result = YamlDagFile([], loader=loader)
     top = pairs(root)
-    default_block = top.get("default", (None, None))[1]
+    default_key, default_block = top.get("default", (None, None))
+    if default_block is not None and not is_mapping(default_block):
+        result.problems.append(NotADagBlock("default", _place(default_key)))
     default_entries = _entries(default_block, True) if is_mapping(default_block) else {}
     default_default_args = _default_args(default_entries)
     # defaults.yml: DAG-level keys beat the `default` block, default_args lose to it.
@@ -267,8 +269,8 @@ def read_dag_file(text: str, path: Optional[Path], defaults: list[tuple[Path, An
             else:
                 global_dag[key] = entry
     for name, (key_node, block) in top.items():
-        if name in SYSTEM_PARAMS:
-            continue
+        if name in SYSTEM_PARAMS or scalar_text(key_node) is None:
+            continue   # a `1:` or `null:` key is no dag_id dag-factory can build
         if not is_mapping(block):
             result.problems.append(NotADagBlock(name, _place(key_node)))
             continue

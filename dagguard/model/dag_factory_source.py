@@ -78,11 +78,22 @@ class _Writer:
         self.imports: dict[str, str] = {}    # module -> its import line
         self.from_imports: dict[tuple[str, str], str] = {}
         self.body: list[tuple[str, Optional[LinePlace]]] = []
+        self.open_nodes: set[int] = set()    # the values being converted, against alias cycles
 
     # --- values -----------------------------------------------------------------------------
 
     def value(self, node: Any) -> Optional[str]:
-        """The Python expression of a YAML value, or None when it cannot be known."""
+        """The Python expression of a YAML value, or None when it cannot be known (a value
+        that holds itself through an alias is unknown too)."""
+        if id(node) in self.open_nodes:
+            return None
+        self.open_nodes.add(id(node))
+        try:
+            return self._value(node)
+        finally:
+            self.open_nodes.discard(id(node))
+
+    def _value(self, node: Any) -> Optional[str]:
         import yaml
 
         if isinstance(node, yaml.ScalarNode):
@@ -291,7 +302,15 @@ def _timezone(entries: dict[str, Entry], writer: _Writer) -> Optional[str]:
     from dagguard.model.dag_factory import scalar_text
 
     text = scalar_text(entry.node)
-    return text if text is not None and "$" not in text else None
+    if text is None or "$" in text:
+        return None
+    import pendulum
+
+    try:
+        pendulum.timezone(text)
+    except Exception:   # dag-factory fails on a zone pendulum does not know
+        return None
+    return text
 
 
 def generate(dag_file: YamlDagFile) -> GeneratedSource:

@@ -419,3 +419,44 @@ def test_dg105_fix_writes_schedule_null_and_dag_factory_loads_it(tmp_path):
     assert check(folder).findings == ()
     loaded = load_with_dag_factory(folder, tmp_path / "home")
     assert loaded["errors"] == [] and loaded["dags"]["manual"]["timetable"] == "NullTimetable"
+
+
+def test_odd_yaml_gives_findings_not_internal_errors(tmp_path):
+    folder = tmp_path / "dags"
+    write(folder / "odd.yml", """\
+        base: &base
+          default_args: {owner: x}
+          rec: &r [*r]
+          tasks:
+            t: {operator: a.B, x: !!python/name:os.system , y: !custom 3, "a b": 1, class: 2, 3: 4}
+        d4:
+          <<: *base
+          schedule: "@daily"
+          params: &p {a: *p}
+        1: {default_args: {}}
+        """)
+    write(folder / "default.yml", """\
+        default: 5
+        d1:
+          default_args: [1, 2]
+          tasks: 5
+        d2:
+          default_args: {owner: x}
+        """)
+    result = check(folder)
+    assert result.internal_errors == ()
+    assert {d.dag_id for d in result.dags} == {"base", "d4", "d1", "d2"}
+    assert ("default.yml", 1, "DG000") in [(Path(f.path).name, f.line, f.code) for f in result.findings]
+
+
+def test_start_date_is_the_wall_time_in_the_dags_timezone(tmp_path):
+    # dag-factory's get_datetime replaces the zone (10:00 in Amsterdam), and an unknown zone
+    # makes the value unknown (dag-factory fails on it).
+    write(tmp_path / "dags" / "tz.yml", DAILY.replace("{noqa}", "").replace(
+        "start_date: 2026-01-01", "start_date: 2024-01-01T10:00:00+05:00\n      timezone: Europe/Amsterdam"))
+    (listed,) = check(tmp_path / "dags").dags
+    assert listed.start_date == "2024-01-01T10:00:00+01:00"
+    write(tmp_path / "dags" / "tz.yml", DAILY.replace("{noqa}", "").replace(
+        "start_date: 2026-01-01", "start_date: 2024-01-01\n      timezone: Mars/Base"))
+    (listed,) = check(tmp_path / "dags").dags
+    assert listed.start_date == "unknown"
