@@ -23,7 +23,7 @@ class DagSummary:
     path: str
     line: int
     dag_id: str
-    found_by: str                 # "DAG()", "@dag" or the factory's qualified name
+    found_by: str                 # "DAG()", "@dag", the factory's qualified name, or "dag-factory" (YAML)
     schedule: str
     catchup: str
     start_date: str
