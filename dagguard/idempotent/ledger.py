@@ -33,6 +33,9 @@ class RunInfo:
     task_id: str | None = None
     run_id: str | None = None
     try_number: int | None = None
+    # The partition the write was for: how write_batch hands it to the table formats' ledgers
+    # (the SQL engines' record_write() takes it as an argument).
+    partition_key: str | None = None
 
 
 @dataclass(frozen=True)

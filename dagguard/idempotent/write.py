@@ -212,7 +212,8 @@ def write_batch(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
     # The table formats have no SQL transaction and commit a table version themselves, through two
     # different hooks: Iceberg checks and writes the whole batch in engine.write_batch; Delta hands
     # each version it reads to _write_table_version's checks (engine.write(..., prepare)).
-    # (Their ledgers do not record the partition key yet; the result carries it.)
+    if partition_key is not None:  # their ledgers read it from the run
+        run = dataclasses.replace(run, partition_key=partition_key)
     if engine.dialect == "iceberg":
         return dataclasses.replace(engine.write_batch(spec, batch, interval, checksum, run, observer),
                                    partition_key=partition_key)

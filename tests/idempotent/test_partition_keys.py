@@ -201,3 +201,55 @@ def test_the_table_formats_refuse_a_partition_without_an_interval(dialect, reque
     db.create(columns="k INTEGER, ts {ts}, v TEXT, pk TEXT")
     with pytest.raises(UnsupportedConnectionError, match="supported on SQLite, DuckDB and PostgreSQL"):
         _write(db, [{"k": 1, "v": "a"}])
+
+
+def _drop_the_key_column(db):
+    """Make the ledger look like one written before partition keys existed."""
+    if db.dialect == "delta":
+        from deltalake import DeltaTable, write_deltalake
+
+        uri = f"{db.root}/events/_dagguard/write_log"
+        old = DeltaTable(uri).to_pyarrow_table().drop_columns(["partition_key"])
+        write_deltalake(uri, old, mode="overwrite", schema_mode="overwrite")
+        return
+    catalog = db.connect()
+    ledger = catalog.load_table(("default", "dagguard_write_log"))
+    with ledger.update_schema() as update:
+        update.delete_column("partition_key")
+    catalog.close()
+
+
+@pytest.mark.parametrize("dialect", ["delta", "iceberg"])
+def test_the_table_formats_ledgers_record_the_key_and_extend_an_old_ledger(dialect, request, tmp_path):
+    db = make_database(dialect, request, tmp_path)
+    db.create()
+    day4 = Interval(datetime(2026, 1, 4, tzinfo=UTC), datetime(2026, 1, 5, tzinfo=UTC))
+
+    def write(interval, key, hour):
+        conn = db.connect()
+        try:
+            return write_interval(conn, "events", [{"k": hour, "ts": interval.start.replace(hour=hour), "v": "a"}],
+                                  interval, time_column="ts", partition_key=key)
+        finally:
+            close = getattr(conn, "close", None)
+            if close:
+                close()
+
+    write(day4, None, 1)
+    _drop_the_key_column(db)
+    assert [e.partition_key for e in read_ledger(db.url).entries] == [None]
+    result = write(JAN5, "2026-01-05", 2)
+    assert result.partition_key == "2026-01-05"
+    assert [(e.interval_start[:10], e.partition_key) for e in read_ledger(db.url).entries] == [
+        ("2026-01-04", None), ("2026-01-05", "2026-01-05")]
+
+
+def test_the_readme_example_runs(tmp_path, monkeypatch, capsys):
+    from tests.test_readme_snippets import snippet
+
+    monkeypatch.chdir(tmp_path)
+    code = snippet("### Partitioned runs", "python", "import sqlite3")
+    exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
+    assert capsys.readouterr().out == "2026-01-05 2 0\n2026-01-05 0 0\n"
+    result = CliRunner().invoke(app, ["ledger", "--conn", f"sqlite:///{tmp_path / 'warehouse.db'}"])
+    assert "sales partition=2026-01-05 overwrite_partition rows=2 inserted=2" in result.stdout
