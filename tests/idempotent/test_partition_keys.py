@@ -4,7 +4,7 @@ SQL engines; the key recorded in the ledger, and ledgers from before the key col
 from __future__ import annotations
 
 import json
-from datetime import date, datetime, timezone
+from datetime import datetime, timezone
 
 import pyarrow as pa
 import pytest

@@ -9,7 +9,7 @@ import pytest
 
 sdk = pytest.importorskip("airflow.sdk")
 
-from airflow.sdk import (Asset, CronPartitionTimetable, DayWindow, FanOutMapper, IdentityMapper,  # noqa: E402
+from airflow.sdk import (Asset, CronPartitionTimetable, DayWindow, FanOutMapper,  # noqa: E402
                          PartitionedAssetTimetable, PartitionedAtRuntime, RollupMapper, StartOfDayMapper,
                          StartOfHourMapper, StartOfMonthMapper, WeekWindow, Window)
 
