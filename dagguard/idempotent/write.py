@@ -147,9 +147,12 @@ def prepare_batch(spec: WriteSpec, rows: Any, columns: Sequence[str] | None, int
 
 def check_scope(spec: WriteSpec, interval: Interval | None, partition_key: str | None) -> None:
     """A write needs an interval, or (overwrite_partition) a partition key; a key is text."""
-    if partition_key is not None and (not isinstance(partition_key, str) or not partition_key.strip()):
+    if partition_key is not None and not isinstance(partition_key, str):
         raise ArgumentTypeError(f"partition_key must be a non-empty string (an Airflow partition key), "
-                                f"not {partition_key!r}")
+                                f"not a {type(partition_key).__name__}: {partition_key!r}")
+    if partition_key is not None and not partition_key.strip():
+        raise InvalidArgumentError(f"partition_key must be a non-empty string (an Airflow partition key), "
+                                   f"not {partition_key!r}")
     if interval is not None:
         return
     if partition_key is None:
