@@ -14,6 +14,7 @@ from dagguard.idempotent.decorator import idempotent_write
 from dagguard.idempotent.errors import (AirflowRequiredError, ArgumentTypeError, ConcurrentWriteError,
                                         ConnectionFailedError, DatabaseRefusedError, EmptyIntervalError,
                                         IdempotentWriteError, IntervalViolationError, InvalidArgumentError,
+                                        NoRunIntervalError,
                                         InvalidIdentifierError, LedgerError, TargetTableError,
                                         UnsupportedConnectionError)
 from dagguard.idempotent.interval import Interval, interval_from_context
@@ -24,7 +25,8 @@ __all__ = [
     "AirflowRequiredError", "ArgumentTypeError", "ConcurrentWriteError", "ConnectionFailedError", "DatabaseRefusedError",
     "DeltaLake", "EmptyIntervalError",
     "IdempotentWriteError", "Interval", "IntervalMergeOperator", "IntervalViolationError",
-    "InvalidArgumentError", "InvalidIdentifierError", "LedgerError", "LedgerReport", "RunInfo", "TargetTableError",
+    "InvalidArgumentError", "InvalidIdentifierError", "LedgerError", "LedgerReport", "NoRunIntervalError", "RunInfo",
+    "TargetTableError",
     "UnsupportedConnectionError", "WriteResult", "idempotent_write", "interval_from_context",
     "read_ledger", "write_interval",
 ]

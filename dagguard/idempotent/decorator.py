@@ -7,13 +7,14 @@ import inspect
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from dagguard.idempotent.errors import require_airflow
-from dagguard.idempotent.interval import Interval, interval_from_context
 from dagguard.idempotent.ledger import RunInfo
+from dagguard.idempotent.partitions import RunScope, write_scope
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 # Parameters of the wrapped function that are filled from the run when left as None.
-CONTEXT_PARAMETERS = ("data_interval_start", "data_interval_end", "ds", "logical_date")
+CONTEXT_PARAMETERS = ("data_interval_start", "data_interval_end", "ds", "logical_date", "partition_key",
+                      "partition_date")
 
 
 def run_info_from_context(context: Mapping[str, Any]) -> RunInfo:
@@ -25,10 +26,15 @@ def run_info_from_context(context: Mapping[str, Any]) -> RunInfo:
         try_number=getattr(ti, "try_number", None))
 
 
-def _context_values(context: Mapping[str, Any], interval: Interval) -> dict[str, Any]:
-    return {"data_interval_start": interval.start, "data_interval_end": interval.end,
-            "ds": context.get("ds") or interval.partition_key.isoformat(),
-            "logical_date": context.get("logical_date")}
+def _context_values(context: Mapping[str, Any], scope: RunScope) -> dict[str, Any]:
+    # On a partitioned run, data_interval_start/_end are the partition's period (None in the
+    # context itself) where the timetable gives one.
+    interval = scope.interval
+    return {"data_interval_start": interval.start if interval else None,
+            "data_interval_end": interval.end if interval else None,
+            "ds": context.get("ds") or (interval.partition_key.isoformat() if interval else None),
+            "logical_date": context.get("logical_date"), "partition_key": scope.partition_key,
+            "partition_date": context.get("partition_date")}
 
 
 def fill_context_arguments(function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
@@ -48,9 +54,13 @@ def idempotent_write(*, conn_id: str, table: str, time_column: str | None = None
                      columns: Sequence[str] | None = None) -> Callable[[F], F]:
     """Write what the decorated task returns as the content of its run's data interval.
 
-    Put it under `@task`. The function's `data_interval_start`, `data_interval_end`, `ds` and
-    `logical_date` parameters are filled from the run; it returns rows (dicts, tuples with
-    `columns=`, a DataFrame or an Arrow table). The task returns the write's result as a dict.
+    Put it under `@task`. The function's `data_interval_start`, `data_interval_end`, `ds`,
+    `logical_date`, `partition_key` and `partition_date` parameters are filled from the run; it
+    returns rows (dicts, tuples with `columns=`, a DataFrame or an Arrow table). The task returns
+    the write's result as a dict. On a partitioned run (no data interval) it writes the run's
+    partition: the partition's period, or with strategy="overwrite_partition" the rows whose
+    `partition_column` equals the partition key; the task's asset outlets are then announced
+    with that key (see dagguard.idempotent.outlets).
     """
     from dagguard.idempotent.write import WriteSpec
 
@@ -65,14 +75,19 @@ def idempotent_write(*, conn_id: str, table: str, time_column: str | None = None
 
             from dagguard.idempotent.write import write_interval
 
+            from dagguard.idempotent.outlets import announce_partition
+
             context = get_current_context()
-            interval = interval_from_context(context)  # before any work: nothing to write into
-            args, kwargs = fill_context_arguments(function, args, kwargs, _context_values(context, interval))
+            # Before any work: a run with nothing to write into fails here, with the fix.
+            scope = write_scope(context, strategy, partition_column)
+            args, kwargs = fill_context_arguments(function, args, kwargs, _context_values(context, scope))
             rows = function(*args, **kwargs)
-            result = write_interval(conn_id, table, rows, interval, time_column=time_column,
+            result = write_interval(conn_id, table, rows, scope.interval, time_column=time_column,
                                     unique_key=unique_key, strategy=strategy,
                                     delete_missing=delete_missing, partition_column=partition_column,
-                                    columns=columns, run=run_info_from_context(context))
+                                    columns=columns, run=run_info_from_context(context),
+                                    partition_key=scope.partition_key)
+            announce_partition(context, result)
             return result.to_dict()
 
         return wrapper  # type: ignore[return-value]

@@ -13,6 +13,11 @@ class EmptyIntervalError(IdempotentWriteError):
     """The run has no data interval to write (start == end, or no logical date)."""
 
 
+class NoRunIntervalError(EmptyIntervalError):
+    """The run has neither a data interval nor a partition to write (a manual or asset-triggered
+    run without a logical date, on a DAG that is not partitioned)."""
+
+
 class IntervalViolationError(IdempotentWriteError):
     """The batch does not fit the interval: rows outside it, NULL times, duplicate keys, or times
     finer than their column stores; or the table's rows cannot be placed in the interval or

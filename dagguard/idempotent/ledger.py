@@ -19,6 +19,10 @@ _COLUMNS = ("dag_id", "task_id", "run_id", "try_number", "table_name", "interval
             "rows_deleted", "checksum", "written_at")
 # The ledger's columns in order, for engines that keep it outside SQL (Delta Lake).
 LEDGER_COLUMNS = _COLUMNS
+# The Airflow partition key a write was made for (None for a plain interval write). Added after
+# the first ledgers were created: ensure_ledger() adds it to a ledger that lacks it, and readers
+# of a ledger without it (opened read-only) see None.
+PARTITION_KEY = "partition_key"
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,9 @@ class RunInfo:
     task_id: str | None = None
     run_id: str | None = None
     try_number: int | None = None
+    # The partition the write was for: how write_batch hands it to the table formats' ledgers
+    # (the SQL engines' record_write() takes it as an argument).
+    partition_key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -36,8 +43,8 @@ class LedgerEntry:
     """One recorded write."""
 
     table_name: str
-    interval_start: str
-    interval_end: str
+    interval_start: str | None  # None for a partition written without an interval
+    interval_end: str | None
     strategy: str
     row_count: int
     rows_inserted: int
@@ -49,17 +56,19 @@ class LedgerEntry:
     task_id: str | None
     run_id: str | None
     try_number: int | None
+    partition_key: str | None = None
 
 
 @dataclass(frozen=True)
 class LedgerConflict:
-    """An interval of a table written more than once with different checksums."""
+    """An interval (or partition) of a table written more than once with different checksums."""
 
     table_name: str
     interval_start: str
     interval_end: str
     writes: int
     checksums: tuple[str, ...]
+    partition_key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -76,27 +85,44 @@ def ensure_ledger(engine: Engine) -> None:
     types = {"try_number": integer, "row_count": integer, "rows_inserted": integer,
              "rows_updated": integer, "rows_deleted": integer, "interval_start": stamp,
              "interval_end": stamp, "written_at": stamp}
-    columns = ", ".join(f"{name} {types.get(name, text)}" for name in _COLUMNS)
-    if engine.table_columns(TableName((LEDGER_TABLE,))) is None:
+    columns = ", ".join(f"{name} {types.get(name, text)}" for name in (*_COLUMNS, PARTITION_KEY))
+    existing = engine.table_columns(TableName((LEDGER_TABLE,)))
+    if existing is None:
         # Concurrent CREATE TABLE IF NOT EXISTS can still collide on PostgreSQL's catalog.
         engine.lock_for_ddl(LEDGER_TABLE)
         engine.execute(f"CREATE TABLE IF NOT EXISTS {LEDGER_TABLE} ({columns})")
+    elif PARTITION_KEY not in {name.lower() for name in existing}:
+        # A ledger from before partition keys: the column is added in place, NULL for old rows.
+        engine.lock_for_ddl(LEDGER_TABLE)
+        guard = "" if engine.dialect == "sqlite" else "IF NOT EXISTS "  # SQLite serialises writers instead
+        engine.execute(f"ALTER TABLE {LEDGER_TABLE} ADD COLUMN {guard}{PARTITION_KEY} {text}")
 
 
-def record_write(engine: Engine, run: RunInfo, table: str, start: datetime, end: datetime,
-                 strategy: str, counts: tuple[int, int, int, int], checksum: str) -> None:
-    """Append one ledger row; runs inside the write's transaction."""
+def record_write(engine: Engine, run: RunInfo, table: str, start: datetime | None, end: datetime | None,
+                 strategy: str, counts: tuple[int, int, int, int], checksum: str,
+                 partition_key: str | None = None) -> None:
+    """Append one ledger row; runs inside the write's transaction (after ensure_ledger)."""
     row_count, inserted, updated, deleted = counts
     values = (run.dag_id, run.task_id, run.run_id, run.try_number, table, start, end, strategy,
-              row_count, inserted, updated, deleted, checksum, datetime.now(timezone.utc))
-    marks = ", ".join("?" for _ in _COLUMNS)
-    engine.execute(f"INSERT INTO {LEDGER_TABLE} ({', '.join(_COLUMNS)}) VALUES ({marks})", values)
+              row_count, inserted, updated, deleted, checksum, datetime.now(timezone.utc), partition_key)
+    names = (*_COLUMNS, PARTITION_KEY)
+    marks = ", ".join("?" for _ in names)
+    engine.execute(f"INSERT INTO {LEDGER_TABLE} ({', '.join(names)}) VALUES ({marks})", values)
 
 
-def last_checksum(engine: Engine, table: str, start: datetime, end: datetime) -> str | None:
-    """The checksum of the latest recorded write of this interval of `table`, if any."""
-    rows = engine.query(f"SELECT checksum FROM {LEDGER_TABLE} WHERE table_name = ? AND interval_start = ? "
-                        f"AND interval_end = ? ORDER BY written_at DESC LIMIT 1", (table, start, end))
+def last_checksum(engine: Engine, table: str, start: datetime | None, end: datetime | None,
+                  partition_key: str | None = None) -> str | None:
+    """The checksum of the latest recorded write of this interval of `table` (of this partition
+    when `partition_key` is given; of the partition alone when `start` is None), if any."""
+    if start is None:
+        where, params = "interval_start IS NULL AND partition_key = ?", (table, partition_key)
+    elif partition_key is not None:
+        where = "interval_start = ? AND interval_end = ? AND partition_key = ?"
+        params = (table, start, end, partition_key)
+    else:
+        where, params = "interval_start = ? AND interval_end = ?", (table, start, end)
+    rows = engine.query(f"SELECT checksum FROM {LEDGER_TABLE} WHERE table_name = ? AND {where} "
+                        f"ORDER BY written_at DESC LIMIT 1", params)
     return rows[0][0] if rows else None
 
 
@@ -111,6 +137,11 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+def _optional_text(value: Any) -> str | None:
+    # A partition written without an interval has none: None, not "".
+    return None if value is None else _text(value)
+
+
 def read_ledger(engine: Engine, table: str | None = None) -> LedgerReport:
     """Every ledger row (optionally of one target table) and the conflicting intervals."""
     with engine.reading():
@@ -118,21 +149,24 @@ def read_ledger(engine: Engine, table: str | None = None) -> LedgerReport:
 
 
 def _read_ledger(engine: Engine, table: str | None) -> LedgerReport:
-    if engine.table_columns(TableName((LEDGER_TABLE,))) is None:
+    existing = engine.table_columns(TableName((LEDGER_TABLE,)))
+    if existing is None:
         raise LedgerError(f"no {LEDGER_TABLE} table in this database: nothing has been written "
                           f"through dagguard.idempotent here")
+    names = _COLUMNS + ((PARTITION_KEY,) if PARTITION_KEY in {n.lower() for n in existing} else ())
     where, params = ("WHERE table_name = ?", (table,)) if table else ("", ())
-    rows = engine.query(f"SELECT {', '.join(_COLUMNS)} FROM {LEDGER_TABLE} {where} "
+    rows = engine.query(f"SELECT {', '.join(names)} FROM {LEDGER_TABLE} {where} "
                         f"ORDER BY written_at, table_name", params)
-    entries = [entry_from_record(dict(zip(_COLUMNS, row))) for row in rows]
+    entries = [entry_from_record(dict(zip(names, row))) for row in rows]
     return LedgerReport(tuple(entries), find_conflicts(entries))
 
 
 def entry_from_record(record: dict[str, Any]) -> LedgerEntry:
     """One ledger row (column name -> value, as any engine returns it) as a LedgerEntry."""
     return LedgerEntry(
-        table_name=record["table_name"], interval_start=_text(record["interval_start"]),
-        interval_end=_text(record["interval_end"]), strategy=record["strategy"],
+        table_name=record["table_name"], interval_start=_optional_text(record["interval_start"]),
+        interval_end=_optional_text(record["interval_end"]), strategy=record["strategy"],
+        partition_key=record.get(PARTITION_KEY),
         row_count=int(record["row_count"]), rows_inserted=int(record["rows_inserted"] or 0),
         rows_updated=int(record["rows_updated"] or 0), rows_deleted=int(record["rows_deleted"] or 0),
         checksum=record["checksum"], written_at=_text(record["written_at"]),
@@ -141,13 +175,14 @@ def entry_from_record(record: dict[str, Any]) -> LedgerEntry:
 
 
 def find_conflicts(entries: list[LedgerEntry]) -> tuple[LedgerConflict, ...]:
-    """Intervals written more than once whose checksums differ."""
-    groups: dict[tuple[str, str, str], list[LedgerEntry]] = {}
+    """Intervals (and partitions) written more than once whose checksums differ."""
+    groups: dict[tuple[str, str, str, str | None], list[LedgerEntry]] = {}
     for entry in entries:
-        groups.setdefault((entry.table_name, entry.interval_start, entry.interval_end), []).append(entry)
+        key = (entry.table_name, entry.interval_start, entry.interval_end, entry.partition_key)
+        groups.setdefault(key, []).append(entry)
     conflicts = []
-    for (table, start, end), writes in groups.items():
+    for (table, start, end, partition), writes in groups.items():
         checksums = tuple(dict.fromkeys(w.checksum for w in writes))
         if any(not same_data(a, b) for a in checksums for b in checksums):
-            conflicts.append(LedgerConflict(table, start, end, len(writes), checksums))
+            conflicts.append(LedgerConflict(table, start, end, len(writes), checksums, partition))
     return tuple(conflicts)

@@ -14,30 +14,48 @@ from airflow.sdk import BaseOperator
 
 from dagguard.idempotent.connections import open_engine
 from dagguard.idempotent.decorator import run_info_from_context
-from dagguard.idempotent.interval import Interval, interval_from_context
+from dagguard.idempotent.errors import InvalidArgumentError
+from dagguard.idempotent.interval import Interval
+from dagguard.idempotent.outlets import announce_partition
+from dagguard.idempotent.partitions import write_scope
 from dagguard.idempotent.write import WriteSpec, prepare_batch, write_batch
 from dagguard.idempotent.checksum import batch_checksum
 
 # `%(start)s` in source_sql, rewritten to each driver's named-parameter style.
-_NAMED = re.compile(r"%\((start|end|ds)\)s")
+_NAMED = re.compile(r"%\((start|end|ds|partition_key)\)s")
 _STYLE = {"sqlite": ":{}", "duckdb": "${}", "postgres": "%({})s"}
 
 
-def source_parameters(dialect: str, sql: str, interval: Interval, adapt: Any) -> tuple[str, dict[str, Any]]:
-    """`sql` with %(start)s / %(end)s / %(ds)s in the driver's style, and their values."""
-    rewritten = _NAMED.sub(lambda m: _STYLE[dialect].format(m.group(1)), sql)
-    values = {"start": interval.start, "end": interval.end, "ds": interval.partition_key.isoformat()}
+def _values(sql: str, interval: Interval | None, partition_key: str | None) -> dict[str, Any]:
+    """The parameters `sql` uses; a partition without a period has no start, end or ds, and a
+    query reading them would select nothing and empty the partition: refused."""
+    values: dict[str, Any] = {"partition_key": partition_key}
+    if interval is not None:
+        values.update(start=interval.start, end=interval.end, ds=interval.partition_key.isoformat())
     used = set(_NAMED.findall(sql))
-    return rewritten, {name: adapt(value) for name, value in values.items() if name in used}
+    missing = sorted(name for name in used if values.get(name) is None)
+    if missing:
+        raise InvalidArgumentError(
+            f"source_sql uses {', '.join(f'%({m})s' for m in missing)}, which this run does not have "
+            f"(its partition {partition_key!r} has no period, or the run has no partition); nothing was written")
+    return {name: values[name] for name in used}
 
 
-def literal_parameters(sql: str, interval: Interval) -> str:
-    """`sql` with %(start)s / %(end)s / %(ds)s as quoted literals, for engines that bind no
-    parameters (delta-rs's SQL): instants as UTC ISO text, which a timestamp column casts exactly."""
-    values = {"start": interval.start.strftime("'%Y-%m-%dT%H:%M:%S.%fZ'"),
-              "end": interval.end.strftime("'%Y-%m-%dT%H:%M:%S.%fZ'"),
-              "ds": f"'{interval.partition_key.isoformat()}'"}
-    return _NAMED.sub(lambda m: values[m.group(1)], sql)
+def source_parameters(dialect: str, sql: str, interval: Interval | None, adapt: Any,
+                      partition_key: str | None = None) -> tuple[str, dict[str, Any]]:
+    """`sql` with %(start)s / %(end)s / %(ds)s / %(partition_key)s in the driver's style, and their values."""
+    rewritten = _NAMED.sub(lambda m: _STYLE[dialect].format(m.group(1)), sql)
+    return rewritten, {name: adapt(value) for name, value in _values(sql, interval, partition_key).items()}
+
+
+def literal_parameters(sql: str, interval: Interval | None, partition_key: str | None = None) -> str:
+    """`sql` with %(start)s / %(end)s / %(ds)s / %(partition_key)s as quoted literals, for engines
+    that bind no parameters (delta-rs's SQL): instants as UTC ISO text, which a timestamp column
+    casts exactly."""
+    values = _values(sql, interval, partition_key)
+    quoted = {name: (value.strftime("'%Y-%m-%dT%H:%M:%S.%fZ'") if name in ("start", "end")
+                     else "'" + str(value).replace("'", "''") + "'") for name, value in values.items()}
+    return _NAMED.sub(lambda m: quoted[m.group(1)], sql)
 
 
 class IntervalMergeOperator(BaseOperator):
@@ -45,7 +63,9 @@ class IntervalMergeOperator(BaseOperator):
 
     Source and target are in the database of `conn_id`; the rows travel through the worker,
     are validated like any batch (inside the interval, unique keys) and written in one
-    transaction with `strategy` (merge by default).
+    transaction with `strategy` (merge by default). On a partitioned run the interval is the
+    partition's period (or, with strategy="overwrite_partition", the rows whose
+    `partition_column` equals the key); `%(partition_key)s` in source_sql is the run's key.
     """
 
     template_fields: Sequence[str] = ("source_sql", "target_table")
@@ -66,7 +86,8 @@ class IntervalMergeOperator(BaseOperator):
         self.partition_column = partition_column
 
     def execute(self, context: Any) -> dict[str, Any]:
-        interval = interval_from_context(context)
+        scope = write_scope(context, self.strategy, self.partition_column)
+        interval, key = scope.interval, scope.partition_key
         spec = WriteSpec.build(self.target_table, self.strategy, self.time_column, self.unique_key,
                                self.delete_missing, self.partition_column)
         with open_engine(self.conn_id) as engine:
@@ -79,13 +100,12 @@ class IntervalMergeOperator(BaseOperator):
                     f"conn_id=..., table={self.target_table!r}) returning the interval's rows instead")
             if getattr(engine, "commits_table_versions", False):
                 # A lake (Delta): the query runs on delta-rs's SQL engine over the lake's tables.
-                rows = engine.read_source(literal_parameters(self.source_sql, interval))
-                batch = prepare_batch(spec, rows, None, interval)
-                result = write_batch(engine, spec, batch, interval, None, run_info_from_context(context))
-                self.log.info("Wrote %s %s: %s inserted, %s updated, %s deleted", result.table, interval,
-                              result.rows_inserted, result.rows_updated, result.rows_deleted)
-                return result.to_dict()
-            sql, params = source_parameters(engine.dialect, self.source_sql, interval, engine.adapt)
+                rows = engine.read_source(literal_parameters(self.source_sql, interval, key))
+                batch = prepare_batch(spec, rows, None, interval, key)
+                result = write_batch(engine, spec, batch, interval, None, run_info_from_context(context),
+                                     partition_key=key)
+                return self._finish(context, result)
+            sql, params = source_parameters(engine.dialect, self.source_sql, interval, engine.adapt, key)
             cursor = engine.connection.cursor()
             try:
                 cursor.execute(sql, params)
@@ -98,11 +118,19 @@ class IntervalMergeOperator(BaseOperator):
             elif engine.dialect == "postgres" and not engine.connection.autocommit:
                 engine.connection.rollback()
             batch = prepare_batch(spec, [_parse_time(r, columns, self.time_column) for r in rows],
-                                  columns, interval)
+                                  columns, interval, key)
             result = write_batch(engine, spec, batch, interval, batch_checksum(batch),
-                                 run_info_from_context(context))
-        self.log.info("Wrote %s %s: %s inserted, %s updated, %s deleted", result.table, interval,
+                                 run_info_from_context(context), partition_key=key)
+        return self._finish(context, result)
+
+    def _finish(self, context: Any, result: Any) -> dict[str, Any]:
+        """Log the write, announce its partition on the outlets, and return it for XCom."""
+        where = " ".join(p for p in (f"[{result.interval_start}, {result.interval_end})" if result.interval_start
+                                     else "", f"partition {result.partition_key!r}" if result.partition_key
+                                     else "") if p)
+        self.log.info("Wrote %s %s: %s inserted, %s updated, %s deleted", result.table, where,
                       result.rows_inserted, result.rows_updated, result.rows_deleted)
+        announce_partition(context, result)
         return result.to_dict()
 
 

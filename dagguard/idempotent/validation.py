@@ -22,7 +22,7 @@ class Violation:
     row: tuple[Any, ...]
 
 
-def _raise(violations: list[Violation], total: int, table: str, interval: Interval) -> None:
+def _raise(violations: list[Violation], total: int, table: str, interval: Interval | str) -> None:
     shown = "; ".join(f"row {v.row_number} {v.reason}: {v.row!r}" for v in violations[:MAX_REPORTED])
     more = f" (and {total - MAX_REPORTED} more)" if total > MAX_REPORTED else ""
     raise IntervalViolationError(
@@ -70,7 +70,7 @@ def check_times(batch: Batch, time_column: str, interval: Interval, table: str) 
     return replace_column(batch, time_column, (row[at].astimezone(timezone.utc) for row in batch.rows))
 
 
-def check_unique_keys(batch: Batch, unique_key: tuple[str, ...], interval: Interval, table: str) -> None:
+def check_unique_keys(batch: Batch, unique_key: tuple[str, ...], interval: Interval | str, table: str) -> None:
     """No two rows share a key; None equals None, as IS NOT DISTINCT FROM matches them."""
     missing = [k for k in unique_key if k not in batch.columns]
     if missing and batch.rows:
@@ -102,9 +102,20 @@ def check_unique_keys(batch: Batch, unique_key: tuple[str, ...], interval: Inter
         _raise(violations, total, table, interval)
 
 
-def check_partition(batch: Batch, partition_column: str, value: date, interval: Interval,
+def _same_partition(cell: Any, value: date | str) -> bool:
+    """Does `cell` hold the partition `value`: a date (as itself, its ISO text or a datetime on that
+    day), or a partition key (as that text, or a date or naive datetime whose ISO form it is)?"""
+    if isinstance(value, str):
+        return cell == value or (isinstance(cell, date) and getattr(cell, "tzinfo", None) is None
+                                 and cell.isoformat() == value)
+    return cell == value or (isinstance(cell, str) and cell == value.isoformat()) or (
+        isinstance(cell, datetime) and cell.date() == value)
+
+
+def check_partition(batch: Batch, partition_column: str, value: date | str, interval: Interval | str,
                     table: str) -> Batch:
-    """Rows carry the interval's partition value (added when the batch lacks the column)."""
+    """Rows carry the interval's partition value, or the partition key (added when the batch
+    lacks the column)."""
     if partition_column not in batch.columns:
         return with_column(batch, partition_column, value)
     at = batch.index(partition_column)
@@ -112,12 +123,10 @@ def check_partition(batch: Batch, partition_column: str, value: date, interval: 
     total = 0
     for number, row in enumerate(batch.rows):
         cell = row[at]
-        same = cell == value or (isinstance(cell, str) and cell == value.isoformat()) or (
-            isinstance(cell, datetime) and cell.date() == value)
-        if not same:
+        if not _same_partition(cell, value):
             total += 1
             if len(violations) < MAX_REPORTED:
-                violations.append(Violation(number, f"has {partition_column}={cell!r}, not {value}", row))
+                violations.append(Violation(number, f"has {partition_column}={cell!r}, not {value!s}", row))
     if total:
         _raise(violations, total, table, interval)
     return replace_column(batch, partition_column, (value for _ in batch.rows))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 import time
 from dataclasses import dataclass
@@ -82,8 +83,8 @@ class WriteResult:
     to the interval count too; its updates are the rest of the MERGE's total."""
 
     table: str
-    interval_start: str
-    interval_end: str
+    interval_start: str | None  # None for a partition written without an interval
+    interval_end: str | None
     strategy: str
     rows_inserted: int
     rows_updated: int
@@ -91,6 +92,7 @@ class WriteResult:
     row_count: int
     checksum: str
     engine: str
+    partition_key: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON types only, so Airflow's XCom can store it."""
@@ -101,14 +103,21 @@ class WriteResult:
 StatementObserver = Callable[[int, str], None]
 
 
-def prepare_batch(spec: WriteSpec, rows: Any, columns: Sequence[str] | None, interval: Interval) -> AnyBatch:
-    """Normalise and validate the rows; IntervalViolationError before the database is touched."""
+def prepare_batch(spec: WriteSpec, rows: Any, columns: Sequence[str] | None, interval: Interval | None,
+                  partition_key: str | None = None) -> AnyBatch:
+    """Normalise and validate the rows; IntervalViolationError before the database is touched.
+
+    `partition_key` (overwrite_partition): the value every row's partition column must hold,
+    instead of the interval's date; `interval` may then be None (no time check)."""
+    check_scope(spec, interval, partition_key)
     batch = to_batch(rows, columns)
     if isinstance(batch, Batch):
         batch = rows_to_arrow(batch) or batch
     table = str(spec.table)
-    check_time = bool(spec.time_column) and (
+    check_time = bool(spec.time_column) and interval is not None and (
         spec.strategy != "overwrite_partition" or spec.time_column in batch.columns)
+    partition: date | str = partition_key if partition_key is not None else interval.partition_key  # type: ignore[union-attr]
+    where: Interval | str = interval if interval is not None else scope_label(None, partition_key)
     nanoseconds = None
     if isinstance(batch, ArrowBatch):
         if not len(batch):
@@ -117,7 +126,7 @@ def prepare_batch(spec: WriteSpec, rows: Any, columns: Sequence[str] | None, int
         # target's column types, which only the transaction reads.
         batch = whole_microseconds(batch)
         checked = check_arrow(batch, spec.time_column if check_time else None, spec.unique_key,
-                              spec.partition_column, interval.partition_key, interval)
+                              spec.partition_column, partition, where)
         if checked is not None:
             return checked
         nanoseconds = batch if has_nanosecond_columns(batch) else None
@@ -126,67 +135,114 @@ def prepare_batch(spec: WriteSpec, rows: Any, columns: Sequence[str] | None, int
     if check_time:
         batch = check_times(batch, spec.time_column, interval, table)
     if spec.unique_key:
-        check_unique_keys(batch, spec.unique_key, interval, table)
+        check_unique_keys(batch, spec.unique_key, where, table)
     if spec.partition_column and batch.rows:
-        batch = check_partition(batch, spec.partition_column, interval.partition_key, interval, table)
+        batch = check_partition(batch, spec.partition_column, partition, where, table)
     if nanoseconds is not None:
         # The row checks passed, but Python datetimes would drop the nanoseconds: stay Arrow.
-        return (nanoseconds.with_constant(spec.partition_column, interval.partition_key)
+        return (nanoseconds.with_constant(spec.partition_column, partition)
                 if spec.partition_column else nanoseconds)
     return batch
 
 
-def write_interval(conn: Any, table: str, rows: Any, interval: Interval, *,
+def check_scope(spec: WriteSpec, interval: Interval | None, partition_key: str | None) -> None:
+    """A write needs an interval, or (overwrite_partition) a partition key; a key is text."""
+    if partition_key is not None and not isinstance(partition_key, str):
+        raise ArgumentTypeError(f"partition_key must be a non-empty string (an Airflow partition key), "
+                                f"not a {type(partition_key).__name__}: {partition_key!r}")
+    if partition_key is not None and not partition_key.strip():
+        raise InvalidArgumentError(f"partition_key must be a non-empty string (an Airflow partition key), "
+                                   f"not {partition_key!r}")
+    if interval is not None:
+        return
+    if partition_key is None:
+        raise InvalidArgumentError("nothing to write into: pass interval=Interval(start, end), or "
+                                   "partition_key=... with strategy='overwrite_partition'")
+    if spec.strategy != "overwrite_partition":
+        raise InvalidArgumentError(
+            f"strategy={spec.strategy!r} replaces the rows of a time interval, and partition {partition_key!r} "
+            f"comes without one: pass interval=Interval(start, end) as well, or use "
+            f"strategy='overwrite_partition' (the rows whose {spec.partition_column or 'ds'} is the key)")
+
+
+def scope_label(interval: Interval | None, partition_key: str | None) -> str:
+    """`[start, end)`, `partition 'k'`, or both, for messages."""
+    parts = ([str(interval)] if interval is not None else []) + (
+        [f"partition {partition_key!r}"] if partition_key is not None else [])
+    return " ".join(parts)
+
+
+def write_interval(conn: Any, table: str, rows: Any, interval: Interval | None = None, *,
                    time_column: str | None = None, unique_key: Sequence[str] | str | None = None,
                    strategy: str = "replace", delete_missing: bool = False,
                    partition_column: str = "ds", columns: Sequence[str] | None = None,
-                   run: RunInfo | None = None) -> WriteResult:
+                   run: RunInfo | None = None, partition_key: str | None = None) -> WriteResult:
     """Write `rows` as the whole content of `interval` in `table`, in one transaction.
 
     `conn` is a DB-API connection (sqlite3, duckdb, psycopg 3), a URL (sqlite:///f.db,
     duckdb:///f.duckdb, postgresql://...) or an Airflow connection id. Rerunning with the same
-    rows leaves the table unchanged.
+    rows leaves the table unchanged. `partition_key` names an Airflow partition: with
+    strategy='overwrite_partition' the write owns the rows whose `partition_column` equals it
+    (`interval` then optional: given, the rows' times must lie in it); with replace or merge
+    the interval still scopes the write and the key is recorded in the ledger.
     """
-    if not isinstance(interval, Interval):
+    if interval is not None and not isinstance(interval, Interval):
         raise ArgumentTypeError(f"interval must be a dagguard.idempotent.Interval(start, end), not a "
                                 f"{type(interval).__name__}")
     spec = WriteSpec.build(table, strategy, time_column, unique_key, delete_missing, partition_column)
-    batch = prepare_batch(spec, rows, columns, interval)
+    batch = prepare_batch(spec, rows, columns, interval, partition_key)
     with open_engine(conn) as engine:
-        return write_batch(engine, spec, batch, interval, None, run or RunInfo())
+        return write_batch(engine, spec, batch, interval, None, run or RunInfo(), partition_key=partition_key)
 
 
-def write_batch(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Interval,
+def write_batch(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Interval | None,
                 checksum: str | None, run: RunInfo,
-                observer: StatementObserver | None = None) -> WriteResult:
+                observer: StatementObserver | None = None, *, partition_key: str | None = None) -> WriteResult:
     """Run the write in a transaction, retrying write-write conflicts where the engine has them.
 
     `checksum` None: the engine's own fingerprint of the batch where it has one, else
-    batch_checksum()."""
+    batch_checksum(). `partition_key`: see write_interval."""
+    check_scope(spec, interval, partition_key)
+    where = scope_label(interval, partition_key)
+    if partition_key is not None and engine.dialect in ("iceberg", "delta"):
+        if spec.strategy == "overwrite_partition" or interval is None:
+            from dagguard.idempotent.errors import UnsupportedConnectionError
+
+            raise UnsupportedConnectionError(
+                f"writing {spec.table} as partition {partition_key!r} (the partition column equal to the key) "
+                f"is supported on SQLite, DuckDB and PostgreSQL; on {engine.dialect} write the partition's "
+                f"interval with strategy='replace' or 'merge'")
     # The table formats have no SQL transaction and commit a table version themselves, through two
     # different hooks: Iceberg checks and writes the whole batch in engine.write_batch; Delta hands
     # each version it reads to _write_table_version's checks (engine.write(..., prepare)).
+    if partition_key is not None:  # their ledgers read it from the run
+        run = dataclasses.replace(run, partition_key=partition_key)
     if engine.dialect == "iceberg":
-        return engine.write_batch(spec, batch, interval, checksum, run, observer)
+        return dataclasses.replace(engine.write_batch(spec, batch, interval, checksum, run, observer),
+                                   partition_key=partition_key)
     if getattr(engine, "commits_table_versions", False):  # Delta Lake
-        return _write_table_version(engine, spec, batch, interval, run)
-    lock_key = f"{spec.table}|{interval.start.isoformat()}|{interval.end.isoformat()}"
+        return dataclasses.replace(_write_table_version(engine, spec, batch, interval, run),
+                                   partition_key=partition_key)
+    lock_key = (f"{spec.table}|partition|{partition_key}"
+                if partition_key is not None and (interval is None or spec.strategy == "overwrite_partition")
+                else f"{spec.table}|{interval.start.isoformat()}|{interval.end.isoformat()}")  # type: ignore[union-attr]
     for attempt in range(1, engine.max_attempts + 1):
         try:
             with engine.transaction(lock_key):
-                return _write_in_transaction(engine, spec, batch, interval, checksum, run, observer)
+                return _write_in_transaction(engine, spec, batch, interval, checksum, run, observer,
+                                             partition_key)
         except Exception as exc:
             if isinstance(exc, UnicodeEncodeError):
-                raise IntervalViolationError(_unencodable(batch, exc, spec.table, interval)) from exc
+                raise IntervalViolationError(_unencodable(batch, exc, spec.table, where)) from exc
             if not engine.is_retryable(exc):
                 if _from_the_driver(exc):
                     raise DatabaseRefusedError(
-                        f"the {engine.dialect} database refused the write of {spec.table} for {interval}; "
+                        f"the {engine.dialect} database refused the write of {spec.table} for {where}; "
                         f"nothing was written: {type(exc).__name__}: {exc}") from exc
                 raise
             if attempt == engine.max_attempts:
                 raise ConcurrentWriteError(
-                    f"gave up writing {spec.table} {interval} after {attempt} write-write conflicts "
+                    f"gave up writing {spec.table} {where} after {attempt} write-write conflicts "
                     f"with concurrent writers: {exc}") from exc
             time.sleep(min(1.0, 0.01 * 2 ** attempt) * random.uniform(0.5, 1.5))
     raise AssertionError("unreachable")
@@ -219,7 +275,7 @@ def _write_table_version(engine: Any, spec: WriteSpec, batch: AnyBatch, interval
     return _result(engine, spec, batch, interval, checksum, counts)
 
 
-def _unencodable(batch: AnyBatch, exc: UnicodeEncodeError, table: TableName, interval: Interval) -> str:
+def _unencodable(batch: AnyBatch, exc: UnicodeEncodeError, table: TableName, interval: Interval | str) -> str:
     """The message for text the driver could not encode (a lone surrogate such as "\\ud800", or a
     character the PostgreSQL client encoding lacks), naming the first such value."""
     for number, row in enumerate(batch.rows):
@@ -305,6 +361,41 @@ def _partition_value(engine: Engine, declared: str, day: date) -> Any:
     return day.isoformat()
 
 
+def _key_value(engine: Engine, spec: WriteSpec, declared: str, key: str) -> Any:
+    """The partition key as stored in a partition column declared `declared`: text as itself; a
+    DATE or timestamp column takes a key that names a day ('2026-01-05', or its midnight
+    '2026-01-05T00:00:00'), as _partition_value stores that day."""
+    if not _dated(declared):
+        return key
+    day = _key_day(key)
+    if day is None:
+        raise InvalidArgumentError(
+            f"partition key {key!r} does not name a day, and the partition column {spec.partition_column!r} of "
+            f"{spec.table} is declared {declared}; nothing was written. Store partition keys in a text "
+            f"column, or give the timetable key_format='%Y-%m-%d'")
+    return _partition_value(engine, declared, day)
+
+
+def _dated(declared: str) -> bool:
+    """A DATE or timestamp column (its partitions are days), not text."""
+    return declared.lower().startswith("date") or is_timestamp_type(declared)
+
+
+def _key_day(key: str) -> date | None:
+    """The day a partition key names: 'YYYY-MM-DD', or a midnight 'YYYY-MM-DDT00:00:00'."""
+    try:
+        return date.fromisoformat(key)
+    except ValueError:
+        pass
+    try:
+        moment = datetime.fromisoformat(key)
+    except ValueError:
+        return None
+    if (moment.hour, moment.minute, moment.second, moment.microsecond) != (0, 0, 0, 0) or moment.tzinfo:
+        return None
+    return moment.date()
+
+
 def _constant(batch: AnyBatch, column: str, value: Any) -> AnyBatch:
     if isinstance(batch, ArrowBatch):
         return batch.with_constant(column, value)
@@ -330,8 +421,9 @@ def _spelled_as_target(spec: WriteSpec, batch: AnyBatch, target_columns: dict[st
     return spec, batch
 
 
-def _write_in_transaction(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Interval,
-                          checksum: str, run: RunInfo, observer: StatementObserver | None) -> WriteResult:
+def _write_in_transaction(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Interval | None,
+                          checksum: str, run: RunInfo, observer: StatementObserver | None,
+                          partition_key: str | None = None) -> WriteResult:
     target_columns = engine.table_columns(spec.table)
     if target_columns is not None and engine.case_insensitive_names:
         spec, batch = _spelled_as_target(spec, batch, target_columns)
@@ -339,36 +431,44 @@ def _write_in_transaction(engine: Engine, spec: WriteSpec, batch: AnyBatch, inte
     if len(batch):
         # Before any statement: a value the column would round is refused, the batch whole.
         check_precision(batch, target_columns, engine.timestamp_digits, str(spec.table))
-    start, end = interval.start, interval.end
+    start, end = (interval.start, interval.end) if interval is not None else (None, None)
     if (spec.time_column and engine.typed_timestamps
             and is_naive_timestamp(target_columns[spec.time_column])):
-        start, end = start.replace(tzinfo=None), end.replace(tzinfo=None)
+        if interval is not None:
+            start, end = start.replace(tzinfo=None), end.replace(tzinfo=None)  # type: ignore[union-attr]
         if len(batch) and spec.time_column in batch.columns:
             batch = _naive_utc(batch, spec.time_column)
-    partition_value: object = interval.partition_key
+    stored: object = partition_key if partition_key is not None else interval.partition_key  # type: ignore[union-attr]
+    partition_value: object = stored
     if spec.partition_column:
-        partition_value = _partition_value(engine, target_columns[spec.partition_column], interval.partition_key)
-        if len(batch) and partition_value is not interval.partition_key:
+        declared = target_columns[spec.partition_column]
+        partition_value = (_key_value(engine, spec, declared, partition_key) if partition_key is not None
+                           else _partition_value(engine, declared, interval.partition_key))  # type: ignore[union-attr]
+        if len(batch) and partition_value is not stored:
             batch = _constant(batch, spec.partition_column, partition_value)
     ensure_ledger(engine)
     in_place = engine.stage_in_place(batch, target_columns) if len(batch) else None
     try:
         return _write_rows(engine, spec, batch, interval, checksum, run, observer, target_columns,
-                           (start, end, partition_value), in_place)
+                           (start, end, partition_value), in_place, partition_key)
     except BaseException:
         if in_place:
             engine.drop_staging(in_place)  # an Arrow registration, not SQL: safe after a failure
         raise
 
 
-def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Interval,
+def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Interval | None,
                 checksum: str | None, run: RunInfo, observer: StatementObserver | None,
                 target_columns: dict[str, str], bounds: tuple[Any, Any, Any],
-                in_place: str | None) -> WriteResult:
+                in_place: str | None, partition_key: str | None = None) -> WriteResult:
     """The strategy's statements, after the batch has been checked against the target."""
     start, end, partition_value = bounds
     in_interval = in_partition = None
-    if spec.strategy == "overwrite_partition":
+    if (spec.strategy == "overwrite_partition" and partition_key is not None
+            and not _dated(target_columns[spec.partition_column])):
+        # A key kept as text: the partition is exactly the rows holding that text.
+        in_partition = functools.partial(strategies.equal_to, value=partition_value)
+    elif spec.strategy == "overwrite_partition":
         in_partition = engine.partition_test(spec.table, spec.partition_column, partition_value,
                                              target_columns[spec.partition_column])
     else:
@@ -378,14 +478,14 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
     if in_place:
         unchanged, fingerprint = _compare_fingerprints(
             engine, spec, batch, in_place, target_columns, scope,
-            rerun=lambda digest: last_checksum(engine, str(spec.table), interval.start, interval.end) == digest)
+            rerun=lambda digest: _last_checksum(engine, spec, interval, partition_key) == digest)
         checksum = checksum or fingerprint
     checksum = checksum or batch_checksum(batch)
     loaded = None
     # Only for Arrow batches, the columnar path: a rerun with Python rows keeps rewriting the
     # interval and reporting the rows it deleted and inserted, as it always has.
     if (not in_place and isinstance(batch, ArrowBatch) and len(batch) and engine.can_fingerprint
-            and last_checksum(engine, str(spec.table), interval.start, interval.end) == checksum):
+            and _last_checksum(engine, spec, interval, partition_key) == checksum):
         # A rerun of the ledger's last write of this interval: compare fingerprints of the
         # batch and of the interval, which costs less than rewriting the rows when they match
         # (an interval edited since then will not match, and is rewritten). The batch's comes
@@ -399,7 +499,8 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
         # The interval already holds exactly these rows: rewriting them would change nothing.
         if in_place or loaded:
             engine.drop_staging(in_place or loaded)
-        return _finish(engine, spec, batch, interval, checksum, run, {"deleted": 0, "inserted": 0, "updated": 0})
+        return _finish(engine, spec, batch, interval, checksum, run, {"deleted": 0, "inserted": 0, "updated": 0},
+                       partition_key)
     staging = None
     in_scope = None
     if spec.strategy == "merge" and len(batch) and not loaded:
@@ -472,7 +573,7 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
         engine.drop_staging(staging)
     elif in_place:
         engine.drop_staging(in_place)
-    return _finish(engine, spec, batch, interval, checksum, run, counts)
+    return _finish(engine, spec, batch, interval, checksum, run, counts, partition_key)
 
 
 def _rows_in_scope_sql(spec: WriteSpec, scope: tuple[str, tuple[Any, ...]], exact: bool) -> str:
@@ -549,20 +650,28 @@ def _compare_fingerprints(engine: Engine, spec: WriteSpec, batch: AnyBatch, sour
     return theirs == mine, checksum
 
 
-def _finish(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Interval, checksum: str,
-            run: RunInfo, counts: dict[str, int]) -> WriteResult:
+def _last_checksum(engine: Engine, spec: WriteSpec, interval: Interval | None,
+                   partition_key: str | None) -> str | None:
+    start, end = (interval.start, interval.end) if interval is not None else (None, None)
+    return last_checksum(engine, str(spec.table), start, end, partition_key)
+
+
+def _finish(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Interval | None, checksum: str,
+            run: RunInfo, counts: dict[str, int], partition_key: str | None = None) -> WriteResult:
     """Record the write in the ledger and describe it."""
-    record_write(engine, run, str(spec.table), interval.start, interval.end, spec.strategy,
-                 (len(batch), counts["inserted"], counts["updated"], counts["deleted"]), checksum)
-    return _result(engine, spec, batch, interval, checksum, counts)
+    start, end = (interval.start, interval.end) if interval is not None else (None, None)
+    record_write(engine, run, str(spec.table), start, end, spec.strategy,
+                 (len(batch), counts["inserted"], counts["updated"], counts["deleted"]), checksum,
+                 partition_key)
+    return _result(engine, spec, batch, interval, checksum, counts, partition_key)
 
 
-def _result(engine: Any, spec: WriteSpec, batch: AnyBatch, interval: Interval, checksum: str,
-            counts: dict[str, int]) -> WriteResult:
+def _result(engine: Any, spec: WriteSpec, batch: AnyBatch, interval: Interval | None, checksum: str,
+            counts: dict[str, int], partition_key: str | None = None) -> WriteResult:
     return WriteResult(
-        table=str(spec.table), interval_start=interval.start.isoformat(),
-        interval_end=interval.end.isoformat(), strategy=spec.strategy,
+        table=str(spec.table), interval_start=interval.start.isoformat() if interval is not None else None,
+        interval_end=interval.end.isoformat() if interval is not None else None, strategy=spec.strategy,
         rows_inserted=counts["inserted"], rows_updated=counts["updated"],
         rows_deleted=counts["deleted"], row_count=len(batch), checksum=checksum,
-        engine=engine.description)
+        engine=engine.description, partition_key=partition_key)
 

@@ -74,14 +74,18 @@ def _has_duplicate_keys(batch: ArrowBatch, unique_key: tuple[str, ...]) -> bool:
         return True
 
 
-def _partition_ok(batch: ArrowBatch, partition_column: str, value: date) -> bool:
-    """Every row's partition value is `value` (a DATE, or its ISO text)."""
+def _partition_ok(batch: ArrowBatch, partition_column: str, value: date | str) -> bool:
+    """Every row's partition value is `value` (a DATE, or its ISO text; or a partition key's text)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     column = batch.column(partition_column)
     if column.null_count:
         return False
+    if isinstance(value, str):  # a partition key: text columns compare here, the row path decides the rest
+        if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+            return False
+        return bool(pc.all(pc.equal(column, pa.scalar(value, column.type))).as_py())
     if pa.types.is_date32(column.type) or pa.types.is_date64(column.type):
         expected = pa.scalar(value, column.type)
     elif pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
@@ -92,8 +96,8 @@ def _partition_ok(batch: ArrowBatch, partition_column: str, value: date) -> bool
 
 
 def check_arrow(batch: ArrowBatch, time_column: str | None, unique_key: tuple[str, ...],
-                partition_column: str | None, partition_value: date,
-                interval: Interval) -> ArrowBatch | None:
+                partition_column: str | None, partition_value: date | str,
+                interval: Interval | str) -> ArrowBatch | None:
     """The validated batch (times in UTC, partition column filled), or None when some check
     needs the row-by-row path: a violation to report, or a type handled only there."""
     if time_column:

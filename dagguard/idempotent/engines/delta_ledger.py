@@ -16,7 +16,8 @@ from typing import Any
 
 from dagguard.idempotent.errors import LedgerError
 from dagguard.idempotent.identifiers import TableName
-from dagguard.idempotent.ledger import (LEDGER_COLUMNS, LedgerReport, entry_from_record, find_conflicts)
+from dagguard.idempotent.ledger import (LEDGER_COLUMNS, PARTITION_KEY, LedgerReport, entry_from_record,
+                                        find_conflicts)
 
 LEDGER_FOLDER = "_dagguard/write_log"
 _INTEGERS = ("try_number", "row_count", "rows_inserted", "rows_updated", "rows_deleted")
@@ -35,7 +36,7 @@ def _schema() -> Any:
             return pa.timestamp("us", tz="UTC")
         return pa.string()
 
-    return pa.schema([(name, kind(name)) for name in LEDGER_COLUMNS])
+    return pa.schema([(name, kind(name)) for name in (*LEDGER_COLUMNS, PARTITION_KEY)])
 
 
 def ledger_uri(engine: Any, table: TableName) -> str:
@@ -52,11 +53,13 @@ def record_write(engine: Any, run: Any, table: TableName, interval: Any, strateg
 
     row_count, inserted, updated, deleted = counts
     values = (run.dag_id, run.task_id, run.run_id, run.try_number, str(table), interval.start, interval.end,
-              strategy, row_count, inserted, updated, deleted, checksum, datetime.now(timezone.utc))
-    row = pa.Table.from_pylist([dict(zip(LEDGER_COLUMNS, values))], schema=_schema())
+              strategy, row_count, inserted, updated, deleted, checksum, datetime.now(timezone.utc),
+              getattr(run, "partition_key", None))
+    row = pa.Table.from_pylist([dict(zip((*LEDGER_COLUMNS, PARTITION_KEY), values))], schema=_schema())
     for attempt in range(_APPEND_ATTEMPTS):
         try:
-            write_deltalake(ledger_uri(engine, table), row, mode="append",
+            # schema_mode="merge": a ledger from before partition keys gains the column.
+            write_deltalake(ledger_uri(engine, table), row, mode="append", schema_mode="merge",
                             storage_options=engine.storage_options())
             return
         except CommitFailedError:

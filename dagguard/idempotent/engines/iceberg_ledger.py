@@ -12,7 +12,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from dagguard.idempotent.ledger import _COLUMNS, LEDGER_TABLE, LedgerEntry, LedgerReport, RunInfo, find_conflicts
+from dagguard.idempotent.ledger import (_COLUMNS, LEDGER_TABLE, PARTITION_KEY, LedgerEntry, LedgerReport, RunInfo,
+                                        find_conflicts)
 
 _INTEGERS = frozenset(("try_number", "row_count", "rows_inserted", "rows_updated", "rows_deleted"))
 _TIMES = frozenset(("interval_start", "interval_end", "written_at"))
@@ -26,7 +27,8 @@ def ledger_schema() -> Any:
     def kind(name: str) -> Any:
         return LongType() if name in _INTEGERS else TimestamptzType() if name in _TIMES else StringType()
 
-    return Schema(*(NestedField(at, name, kind(name), required=False) for at, name in enumerate(_COLUMNS, 1)))
+    return Schema(*(NestedField(at, name, kind(name), required=False)
+                    for at, name in enumerate((*_COLUMNS, PARTITION_KEY), 1)))
 
 
 def ledger_table(catalog: Any, namespace: tuple[str, ...]) -> Any:
@@ -35,7 +37,7 @@ def ledger_table(catalog: Any, namespace: tuple[str, ...]) -> Any:
 
     identifier = (*namespace, LEDGER_TABLE)
     try:
-        return catalog.load_table(identifier)
+        return _with_partition_key(catalog, catalog.load_table(identifier))
     except NoSuchTableError:
         pass
     try:
@@ -44,13 +46,28 @@ def ledger_table(catalog: Any, namespace: tuple[str, ...]) -> Any:
         return catalog.load_table(identifier)
 
 
+def _with_partition_key(catalog: Any, ledger: Any) -> Any:
+    """A ledger from before partition keys gains the column (a concurrent writer adding it
+    too makes this commit fail: the table is then read again)."""
+    from pyiceberg.types import StringType
+
+    if PARTITION_KEY in {field.name for field in ledger.schema().fields}:
+        return ledger
+    try:
+        with ledger.update_schema() as update:
+            update.add_column(PARTITION_KEY, StringType())
+    except Exception:
+        pass  # (CommitFailedException or a duplicate column: someone else added it)
+    return catalog.load_table(ledger.name())
+
+
 def ledger_row(run: RunInfo, table: str, start: datetime, end: datetime, strategy: str,
                counts: tuple[int, int, int, int], checksum: str) -> dict[str, Any]:
     """One ledger row, as the SQL engines' record_write() writes it."""
     row_count, inserted, updated, deleted = counts
     values = (run.dag_id, run.task_id, run.run_id, run.try_number, table, start, end, strategy,
-              row_count, inserted, updated, deleted, checksum, datetime.now(timezone.utc))
-    return dict(zip(_COLUMNS, values))
+              row_count, inserted, updated, deleted, checksum, datetime.now(timezone.utc), run.partition_key)
+    return dict(zip((*_COLUMNS, PARTITION_KEY), values))
 
 
 def append_row(ledger: Any, row: dict[str, Any]) -> None:
@@ -84,7 +101,7 @@ def read_entries(catalog: Any, table: str | None) -> LedgerReport:
         rows_inserted=int(row["rows_inserted"] or 0), rows_updated=int(row["rows_updated"] or 0),
         rows_deleted=int(row["rows_deleted"] or 0), checksum=row["checksum"],
         written_at=_text(row["written_at"]), dag_id=row["dag_id"], task_id=row["task_id"],
-        run_id=row["run_id"], try_number=row["try_number"]) for row in rows]
+        run_id=row["run_id"], try_number=row["try_number"], partition_key=row.get(PARTITION_KEY)) for row in rows]
     return LedgerReport(tuple(entries), find_conflicts(entries))
 
 
