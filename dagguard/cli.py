@@ -9,12 +9,13 @@ import os
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from dagguard import typer_plain
 from dagguard.cli_help import RuffStyleCommand
+from dagguard.cli_output import print_warnings
 
 typer_plain.install()
 
@@ -179,11 +180,6 @@ def check(
     if result.internal_errors or result.missing_paths:
         raise typer.Exit(code=2)
     raise typer.Exit(code=0 if exit_zero or not result.findings else 1)
-
-
-def print_warnings(warnings: Iterable[str]) -> None:
-    for warning in warnings:
-        typer.echo(f"dagguard: warning: {warning}", err=True)
 
 
 def _check_with_progress(targets: list[Path], settings: "Settings", now: Optional["datetime.datetime"],

@@ -12,6 +12,7 @@ from typing import Optional, Sequence
 
 import typer
 
+from dagguard.cli_output import print_warnings
 from dagguard.config import Settings
 from dagguard.engine.fixes import DroppedFix, FileFix
 from dagguard.engine.runner import CheckResult
@@ -58,8 +59,6 @@ def run_fixes(targets: Sequence[Path], settings: Settings, now: Optional[dt.date
             sys.stdout.write(text)
         else:
             sys.stderr.write(text)
-    from dagguard.cli import print_warnings
-
     print_warnings(run.result.warnings)
     for error in run.result.internal_errors:
         typer.echo(f"dagguard: {error} (please report this bug)", err=True)

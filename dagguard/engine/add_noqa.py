@@ -13,7 +13,7 @@ from typing import Iterable, Mapping
 from dagguard.config import Settings
 from dagguard.engine.fixes import write_atomically
 from dagguard.engine.noqa import ALL, comment_line, directives, physical_lines
-from dagguard.engine.runner import check_paths
+from dagguard.engine.run import check_paths
 from dagguard.engine.yaml_check import is_yaml_path, yaml_directives
 from dagguard.rules import SYNTAX_ERROR
 

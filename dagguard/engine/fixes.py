@@ -29,8 +29,8 @@ from dagguard.engine.deep_stack import run_deep
 from dagguard.engine.files import UnreadableFile, discover_files, read_source
 from dagguard.engine.findings import Finding, fix_applies
 from dagguard.engine.yaml_check import is_yaml_path
-from dagguard.engine.runner import (MAX_FILE_BYTES, CheckResult, FileResult, check_file, check_source, combine,
-                                    display_path, problem_results)
+from dagguard.engine.run import combine, problem_results
+from dagguard.engine.runner import MAX_FILE_BYTES, CheckResult, FileResult, check_file, check_source, display_path
 from dagguard.model.project import ProjectIndex, project_layout
 from dagguard.model.tree import child_nodes
 from dagguard.rules.base import SAFE, Fix, Replacement

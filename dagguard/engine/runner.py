@@ -19,7 +19,6 @@ from dagguard.engine.large_files import LARGE_FILE_BYTES, Piece, cut
 from dagguard.engine.findings import Finding
 from dagguard.engine.results import CheckResult, FileResult, display_path
 from dagguard.engine.results import syntax_finding as _syntax_finding
-from dagguard.engine.run import Progress, check_paths, combine, problem_results
 from dagguard.engine.noqa import directives, is_suppressed, noqa_warnings, parse_noqa
 from dagguard.engine.parallel import available_cores, effective_jobs, map_in_order
 from dagguard.engine.positions import Span, locate, locate_in_regions
@@ -39,9 +38,9 @@ from dagguard.model.ownership import dag_regions
 from dagguard.rules import ALL_RULES, RULES_BY_CODE, SYNTAX_ERROR, ProjectRule, Rule
 from dagguard.rules.base import MADE_AT, DagSite, Fix, Report, RuleContext
 
-# Moved to results.py and run.py (they need no libcst); still importable from here.
-__all__ = ["MAX_FILE_BYTES", "CheckResult", "FileResult", "Progress", "check_file", "check_file_deep",
-           "check_files", "check_paths", "check_source", "combine", "display_path", "problem_results"]
+# CheckResult, FileResult and display_path moved to results.py (it needs no libcst); still importable from here.
+__all__ = ["MAX_FILE_BYTES", "CheckResult", "FileResult", "check_file", "check_file_deep", "check_files",
+           "check_source", "display_path"]
 
 
 def _parse(source: Union[bytes, str], shown: str, checked: Optional[Precheck] = None) -> Union[cst.Module, Finding]:
