@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import itertools
 import datetime as dt
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Optional, Sequence, Union
+from typing import Callable, Iterator, Optional, Sequence, Union
 
 import libcst as cst
 
@@ -27,7 +27,7 @@ from dagguard.engine.relevance import cannot_touch_a_dag, mentions_a_dag
 from dagguard.engine.selection import ignored_for_file, is_enabled, is_ignored
 from dagguard.engine.yaml_check import check_yaml_source, is_yaml_path
 from dagguard.model.branches import branch_paths
-from dagguard.engine.dag_listing import DagSummary, summarize
+from dagguard.engine.dag_listing import summarize
 from dagguard.model.dags import DagModel, build_file_model
 from dagguard.model.parsing import parse_module
 from dagguard.model.factories import Resolver
