@@ -118,6 +118,8 @@ def schedule_intervals(schedule: Schedule, start: dt.datetime, end: Optional[dt.
     """The data intervals Airflow makes from `start` whose start is at or before `end` (if
     given) and whose end is at or before `now`. Crons are read in `start`'s timezone, as
     Airflow reads them in the DAG's."""
+    start, now = _aware(start), _aware(now)
+    end = _aware(end) if end is not None else None
     _check_size(schedule, start, end if end is not None and end < now else now)
     spans = []
     fires = _fire_times(schedule, start)
@@ -187,6 +189,11 @@ def _entry_span(entry: LedgerEntry) -> Optional[Span]:
 
 
 def _aware(value: dt.datetime) -> dt.datetime:
+    """A plain aware datetime: UTC when naive. A pendulum DateTime is copied to a plain one,
+    whose arithmetic keeps its zone (pendulum's drops a datetime.timezone)."""
+    if type(value) is not dt.datetime:
+        value = dt.datetime(value.year, value.month, value.day, value.hour, value.minute, value.second,
+                            value.microsecond, tzinfo=value.tzinfo, fold=value.fold)
     return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 

@@ -7,6 +7,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from dagguard.cli import app
@@ -297,3 +299,64 @@ def test_an_unreachable_database_or_one_without_a_ledger_exits_2(sqlite_db):
 def test_gap_options_without_gaps_are_refused(sqlite_db):
     result = _cli("--conn", sqlite_db.url, "--schedule", "@daily")
     assert result.exit_code == 2 and "--schedule is an option of --gaps" in result.stderr
+
+
+ZONED_DAG = '''
+import pendulum
+from airflow.sdk import DAG, MultipleCronTriggerTimetable
+from airflow.timetables.interval import CronDataIntervalTimetable
+
+with DAG("paris", schedule="@daily", start_date=pendulum.datetime(2026, 3, 27, tz="Europe/Paris")):
+    pass
+
+with DAG("twice", schedule=MultipleCronTriggerTimetable("0 6 * * *", "0 18 * * *", timezone="UTC"),
+         start_date=pendulum.datetime(2026, 1, 1)):
+    pass
+
+with DAG("data_interval", schedule=CronDataIntervalTimetable("0 12 * * *", timezone="UTC"),
+         start_date="2026-01-01"):
+    pass
+'''
+
+
+def _dag_intervals(tmp_path: Path, dag_id: str, now: datetime) -> list[Span]:
+    from dagguard.idempotent.ledger_gaps import dag_schedule
+
+    path = tmp_path / "zoned.py"
+    path.write_text(ZONED_DAG)
+    found = dag_schedule(path, dag_id)
+    assert found.start is not None
+    return list(schedule_intervals(found.schedule, found.start, found.end, now))
+
+
+def test_a_dags_crons_are_read_in_its_start_dates_zone(tmp_path):
+    spans = _dag_intervals(tmp_path, "paris", _utc(2026, 3, 31))
+    # Paris midnight is 23:00 UTC in winter, 22:00 from Sunday March 29, a day of 23 hours.
+    assert [(s.start.day, s.start.hour) for s in spans] == [(26, 23), (27, 23), (28, 23), (29, 22)]
+    assert spans[2].end - spans[2].start == timedelta(hours=23)
+
+
+def test_a_dags_timetable_of_several_crons_and_a_string_start_date(tmp_path):
+    twice = _dag_intervals(tmp_path, "twice", _utc(2026, 1, 2, 19))
+    assert [(s.start.hour, s.end.hour) for s in twice] == [(6, 18), (18, 6), (6, 18)]
+    daily = _dag_intervals(tmp_path, "data_interval", _utc(2026, 1, 3, 12))
+    assert [(s.start.day, s.start.hour) for s in daily] == [(1, 12), (2, 12)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(written=st.sets(st.integers(1, 28)), wide=st.lists(st.tuples(st.integers(1, 28), st.integers(1, 5)), max_size=3))
+def test_a_day_is_missing_exactly_when_no_write_covers_it(written, wide):
+    from dagguard.idempotent.ledger import LedgerEntry, LedgerReport
+    from dagguard.idempotent.ledger_gaps import find_gaps
+
+    def entry(start: datetime, end: datetime) -> LedgerEntry:
+        return LedgerEntry("t", start.isoformat(), end.isoformat(), "replace", 1, 1, 0, 0, "c", start.isoformat(),
+                           None, None, None, None)
+
+    entries = [entry(_utc(2026, 2, d), _utc(2026, 2, d) + timedelta(days=1)) for d in written]
+    entries += [entry(_utc(2026, 2, d), _utc(2026, 2, d) + timedelta(days=n)) for d, n in wide]
+    covered = set(written) | {d + k for d, n in wide for k in range(n)}
+    report = find_gaps(LedgerReport(tuple(entries), ()), parse_schedule("@daily"), _utc(2026, 2, 1),
+                       _utc(2026, 2, 28), now=_utc(2026, 3, 1))
+    [gaps] = report.tables
+    assert [s.start.day for s in gaps.missing] == sorted(set(range(1, 29)) - covered)
