@@ -360,3 +360,30 @@ def test_a_day_is_missing_exactly_when_no_write_covers_it(written, wide):
                        _utc(2026, 2, 28), now=_utc(2026, 3, 1))
     [gaps] = report.tables
     assert [s.start.day for s in gaps.missing] == sorted(set(range(1, 29)) - covered)
+
+
+def test_gaps_of_a_dag_file_need_no_airflow(sqlite_db, dag_file):
+    from tests.idempotent.test_imports import _run
+
+    _write_days(sqlite_db, [1, 2, 4, 5])
+    result = _run(f"""
+        from dagguard.cli import main
+        sys.argv = ["dagguard", "ledger", "--conn", {sqlite_db.url!r}, "--gaps", "--now", {NOW!r},
+                    "--dag-file", {str(dag_file)!r}, "--dag-id", "daily_events"]
+        try:
+            main()
+        except SystemExit as exc:
+            loaded = sorted(m for m in sys.modules if m.split(".")[0] in BLOCKED)
+            print(exc.code, loaded)
+    """)
+    assert result.stdout.splitlines()[0] == "events [2026-01-03T00:00:00Z, 2026-01-04T00:00:00Z) never written"
+    assert result.stdout.splitlines()[-1] == "1 []", result.stderr
+
+
+def test_a_ledger_without_any_write_misses_every_interval():
+    from dagguard.idempotent.ledger import LedgerReport
+    from dagguard.idempotent.ledger_gaps import find_gaps
+
+    report = find_gaps(LedgerReport((), ()), parse_schedule("@daily"), _utc(2026, 1, 1), _utc(2026, 1, 3),
+                       now=_utc(2026, 2, 1))
+    assert [(t.table, len(t.missing)) for t in report.tables] == [(None, 3)]
