@@ -406,7 +406,8 @@ def ledger(
     dag_id: Optional[str] = typer.Option(None, "--dag-id", metavar="DAG_ID",
                                          help="--gaps: the DAG of --dag-file; its tables are those it wrote."),
 ) -> None:
-    """List idempotent writes; exit 1 if an interval was written twice with different checksums."""
+    """List idempotent writes; exit 1 if an interval was written twice with different checksums
+    (with --gaps: the intervals of a schedule that no write covers; exit 1 if one is missing)."""
     # Imported here so the linter commands never load the runtime helpers.
     from dagguard.idempotent import IdempotentWriteError, read_ledger
     from dagguard.idempotent.ledger_render import FORMATS, exit_code, render
