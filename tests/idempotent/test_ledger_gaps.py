@@ -350,8 +350,10 @@ def test_a_day_is_missing_exactly_when_no_write_covers_it(written, wide):
     from dagguard.idempotent.ledger_gaps import find_gaps
 
     def entry(start: datetime, end: datetime) -> LedgerEntry:
-        return LedgerEntry("t", start.isoformat(), end.isoformat(), "replace", 1, 1, 0, 0, "c", start.isoformat(),
-                           None, None, None, None)
+        return LedgerEntry(table_name="t", interval_start=start.isoformat(), interval_end=end.isoformat(),
+                           strategy="replace", row_count=1, rows_inserted=1, rows_updated=0, rows_deleted=0,
+                           checksum="c", written_at=start.isoformat(), dag_id=None, task_id=None, run_id=None,
+                           try_number=None)
 
     entries = [entry(_utc(2026, 2, d), _utc(2026, 2, d) + timedelta(days=1)) for d in written]
     entries += [entry(_utc(2026, 2, d), _utc(2026, 2, d) + timedelta(days=n)) for d, n in wide]
