@@ -389,3 +389,17 @@ def test_a_ledger_without_any_write_misses_every_interval():
     report = find_gaps(LedgerReport((), ()), parse_schedule("@daily"), _utc(2026, 1, 1), _utc(2026, 1, 3),
                        now=_utc(2026, 2, 1))
     assert [(t.table, len(t.missing)) for t in report.tables] == [(None, 3)]
+
+
+def test_a_row_without_an_interval_covers_none():
+    """A partition written without an interval has no interval_start in the ledger (issue 23)."""
+    from dagguard.idempotent.ledger import LedgerEntry, LedgerReport
+    from dagguard.idempotent.ledger_gaps import find_gaps
+
+    entry = LedgerEntry(table_name="t", interval_start=None, interval_end=None, strategy="overwrite_partition",
+                        row_count=1, rows_inserted=1, rows_updated=0, rows_deleted=0, checksum="c",
+                        written_at="2026-01-02T00:00:00+00:00", dag_id=None, task_id=None, run_id=None,
+                        try_number=None)
+    report = find_gaps(LedgerReport((entry,), ()), parse_schedule("@daily"), _utc(2026, 1, 1), _utc(2026, 1, 2),
+                       now=_utc(2026, 2, 1))
+    assert [(t.table, len(t.missing)) for t in report.tables] == [("t", 2)]
