@@ -143,15 +143,6 @@ def test_pre_commit_snippet_runs_as_written(tmp_path):
     assert "dags/clean.py" not in run.stdout
 
 
-def test_the_delta_lake_example_prints_what_it_says(tmp_path):
-    pytest.importorskip("deltalake")
-    code = snippet("### Delta Lake tables", "python")
-    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
-                            timeout=120, env={**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(tmp_path)})
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.split("\n") == ["1 1", "0 1", ""]  # the rerun committed nothing
-
-
 def test_the_gaps_example_prints_what_it_says(tmp_path):
     import sqlite3
     from datetime import datetime, timedelta, timezone
@@ -169,3 +160,12 @@ def test_the_gaps_example_prints_what_it_says(tmp_path):
     [run] = _run_dagguard_commands([snippet("### Finding gaps", "sh").strip()], tmp_path)
     assert run.returncode == 1, run.stderr
     assert run.stdout == snippet("### Finding gaps", "text")
+
+
+def test_the_delta_lake_example_prints_what_it_says(tmp_path):
+    pytest.importorskip("deltalake")
+    code = snippet("### Delta Lake tables", "python")
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=120, env={**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n") == ["1 1", "0 1", ""]  # the rerun committed nothing
