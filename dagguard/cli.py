@@ -384,20 +384,60 @@ def ledger(
                                   "iceberg+sqlite:///catalog.db?warehouse=file:///path."),
     table: Optional[str] = typer.Option(None, "--table", help="Only writes into this target table."),
     output_format: str = typer.Option("text", "--format", help="text or json."),
+    gaps: bool = typer.Option(False, "--gaps", help="List instead the intervals of a schedule that no write "
+                                                    "covers, per table; exit 1 when one is missing."),
+    schedule: Optional[str] = typer.Option(None, "--schedule", metavar="SCHEDULE",
+                                           help="--gaps: a cron expression, a preset (@daily) or an ISO 8601 "
+                                                "duration (PT6H)."),
+    start: Optional[str] = typer.Option(None, "--start", metavar="ISO8601",
+                                        help="--gaps: the first interval starts at the first fire time from here."),
+    end: Optional[str] = typer.Option(None, "--end", metavar="ISO8601",
+                                      help="--gaps: the last interval starts at or before this (as a DAG's "
+                                           "end_date). Default: the last interval over by now."),
+    now: Optional[str] = typer.Option(None, "--now", metavar="ISO8601",
+                                      help="--gaps: fix 'now', for reproducible output."),
+    dag_file: Optional[Path] = typer.Option(None, "--dag-file", metavar="PATH",
+                                            help="--gaps: read the schedule and dates of --dag-id from this "
+                                                 "file (never imported)."),
+    dag_id: Optional[str] = typer.Option(None, "--dag-id", metavar="DAG_ID",
+                                         help="--gaps: the DAG of --dag-file; its tables are those it wrote."),
 ) -> None:
-    """List idempotent writes; exit 1 if an interval was written twice with different checksums."""
+    """List idempotent writes; exit 1 if an interval was written twice with different checksums
+    (with --gaps: the intervals of a schedule that no write covers; exit 1 if one is missing)."""
     # Imported here so the linter commands never load the runtime helpers.
     from dagguard.idempotent import IdempotentWriteError, read_ledger
     from dagguard.idempotent.ledger_render import FORMATS, exit_code, render
 
     if output_format not in FORMATS:
         raise fail(f"--format must be one of {', '.join(FORMATS)}")
+    gap_options = {"--schedule": schedule, "--start": start, "--end": end, "--now": now,
+                   "--dag-file": dag_file, "--dag-id": dag_id}
+    if gaps:
+        raise typer.Exit(_ledger_gaps(conn, table, output_format, schedule, start, end, now, dag_file, dag_id))
+    if any(value is not None for value in gap_options.values()):
+        raise fail(f"{next(k for k, v in gap_options.items() if v is not None)} is an option of --gaps")
     try:
         report = read_ledger(conn, table=table)
     except IdempotentWriteError as exc:
         raise fail(str(exc)) from None
     typer.echo(render(report, output_format), nl=False)
     raise typer.Exit(exit_code(report))
+
+
+def _ledger_gaps(conn: str, table: Optional[str], output_format: str, schedule: Optional[str],
+                 start: Optional[str], end: Optional[str], now: Optional[str], dag_file: Optional[Path],
+                 dag_id: Optional[str]) -> int:
+    from dagguard.idempotent import IdempotentWriteError
+    from dagguard.idempotent.ledger_gaps import gaps_from_options
+    from dagguard.idempotent.ledger_gaps_render import exit_code, render
+
+    try:
+        report = gaps_from_options(conn, schedule=schedule, start=start, end=end, now=now, table=table,
+                                   dag_file=dag_file, dag_id=dag_id)
+    except IdempotentWriteError as exc:
+        raise fail(str(exc)) from None
+    typer.echo(render(report, output_format), nl=False)
+    return exit_code(report)
 
 
 def main() -> None:

@@ -143,6 +143,25 @@ def test_pre_commit_snippet_runs_as_written(tmp_path):
     assert "dags/clean.py" not in run.stdout
 
 
+def test_the_gaps_example_prints_what_it_says(tmp_path):
+    import sqlite3
+    from datetime import datetime, timedelta, timezone
+
+    from dagguard.idempotent import Interval, write_interval
+
+    conn = sqlite3.connect(tmp_path / "warehouse.db")
+    conn.execute("CREATE TABLE signups (user_id INTEGER, signed_up_at TEXT)")
+    conn.commit()
+    for day in (1, 2, 4, 7):   # a backfill of the first week that failed on days 3, 5 and 6
+        start = datetime(2026, 1, day, tzinfo=timezone.utc)
+        write_interval(conn, "signups", [{"user_id": day, "signed_up_at": start + timedelta(hours=1)}],
+                       Interval(start, start + timedelta(days=1)), time_column="signed_up_at")
+    conn.close()
+    [run] = _run_dagguard_commands([snippet("### Finding gaps", "sh").strip()], tmp_path)
+    assert run.returncode == 1, run.stderr
+    assert run.stdout == snippet("### Finding gaps", "text")
+
+
 def test_the_delta_lake_example_prints_what_it_says(tmp_path):
     pytest.importorskip("deltalake")
     code = snippet("### Delta Lake tables", "python")
