@@ -87,17 +87,7 @@ def changed_in_place(name: str, value: StaticDict, scope: Scope, fstrings: bool,
     if made is None:
         return value   # a local name of a function, not the module's constant
     until = scope.index if isinstance(scope, StatementScope) else None
-    reader = _Reader(module, fstrings, depth)
-    env: Optional[Env] = {name: value}
-    try:
-        for index, small, unconditional in changes:
-            if index <= made or (until is not None and index >= until) or env is None:
-                continue
-            changed = reader.small(small, env)  # type: ignore[arg-type]
-            env = changed if unconditional else join_env(env, changed)
-    except _GiveUp:
-        return UNKNOWN
-    return env.get(name, UNKNOWN) if env is not None else UNKNOWN
+    return _after_changes(name, value, changes, made, until, _Reader(module, fstrings, depth))
 
 
 def _changed_in_function(name: str, value: StaticDict, function: FunctionScope, fstrings: bool, depth: int) -> Any:
@@ -108,11 +98,17 @@ def _changed_in_function(name: str, value: StaticDict, function: FunctionScope, 
     places = function.places.get(name, ())
     if not changes or len(places) != 1:
         return value
+    return _after_changes(name, value, changes, places[0], None, _Reader(function, fstrings, depth))
+
+
+def _after_changes(name: str, value: StaticDict, changes: Sequence[tuple[int, cst.CSTNode, bool]], made: int,
+                   until: Optional[int], reader: "_Reader") -> Any:
+    """`value` after the changes between statement `made` (its assignment) and `until` (the
+    reading statement; None: all of them); one under an `if` or a loop is joined."""
     env: Optional[Env] = {name: value}
-    reader = _Reader(function, fstrings, depth)
     try:
         for index, small, unconditional in changes:
-            if index <= places[0] or env is None:
+            if index <= made or (until is not None and index >= until) or env is None:
                 continue
             changed = reader.small(small, env)  # type: ignore[arg-type]
             env = changed if unconditional else join_env(env, changed)
