@@ -144,13 +144,24 @@ def write_interval(conn: Any, table: str, rows: Any, interval: Interval, *,
     """Write `rows` as the whole content of `interval` in `table`, in one transaction.
 
     `conn` is a DB-API connection (sqlite3, duckdb, psycopg 3), a URL (sqlite:///f.db,
-    duckdb:///f.duckdb, postgresql://...) or an Airflow connection id. Rerunning with the same
+    duckdb:///f.duckdb, postgresql://...), an Airflow connection id, or a SparkSession (with
+    `rows` a Spark DataFrame or any of the other kinds). Rerunning with the same
     rows leaves the table unchanged.
     """
     if not isinstance(interval, Interval):
         raise ArgumentTypeError(f"interval must be a dagguard.idempotent.Interval(start, end), not a "
                                 f"{type(interval).__name__}")
     spec = WriteSpec.build(table, strategy, time_column, unique_key, delete_missing, partition_column)
+    from dagguard.idempotent.engines.spark import is_spark_frame, is_spark_session  # (imports no pyspark)
+
+    if is_spark_session(conn):  # the rows go to Spark whole, and are checked there
+        from dagguard.idempotent.engines.spark import SparkEngine
+
+        return SparkEngine(conn).write(spec, rows, columns, interval, run or RunInfo())
+    if is_spark_frame(rows):
+        raise ArgumentTypeError(
+            "rows is a Spark DataFrame: write it through its SparkSession (conn=spark, or "
+            "@idempotent_write under @task.pyspark), into a table of the session's catalog")
     batch = prepare_batch(spec, rows, columns, interval)
     with open_engine(conn) as engine:
         return write_batch(engine, spec, batch, interval, None, run or RunInfo())
