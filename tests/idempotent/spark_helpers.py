@@ -30,11 +30,13 @@ class SparkDatabase:
     ts: str = "TIMESTAMPTZ"
     url: str = ""
     declared: dict[str, list[str]] = field(default_factory=dict)
+    schemas: list[str] = field(default_factory=list)
 
     def connect(self) -> Any:
         session = self.session.newSession()
         session.catalog.setCurrentDatabase(self.name)
         session.close = lambda: None  # the shared session outlives the scenario
+        session.commit = lambda: None  # (a Spark write commits itself)
         return session
 
     def qualified(self, table: str) -> str:
@@ -59,7 +61,9 @@ class SparkDatabase:
                     f"index or constraint without Delta or Iceberg): {statement[:60]}")
 
     def create_schema(self, name: str) -> None:
-        self.session.sql(f"CREATE DATABASE `{name}`")
+        # Databases are the whole catalog's: a scenario's own is dropped when the test ends.
+        self.session.sql(f"CREATE DATABASE IF NOT EXISTS `{name}`")
+        self.schemas.append(name)
 
     def drop(self, table: str = "events") -> None:
         self.session.sql(f"DROP TABLE IF EXISTS {self.qualified(table)}")
@@ -74,7 +78,8 @@ class SparkDatabase:
                 pytest.skip(f"Spark Parquet tables have no equivalent of the column declaration {spec.strip()!r}")
             names.append(name.strip('"'))
             declarations.append(f"`{names[-1]}` {_TYPES[kind]}{' NOT NULL' if not_null else ''}")
-        partition = "ts" if "ts" in names else "ds" if "ds" in names else None
+        lowered = {name.lower(): name for name in names}
+        partition = lowered.get("ts") or lowered.get("ds")
         layout = f" PARTITIONED BY (`{partition}`)" if partition else ""
         self.session.sql(f"CREATE TABLE {self.qualified(table)} ({', '.join(declarations)}) USING parquet{layout}")
         self.declared[table.replace('"', "")] = names
@@ -108,5 +113,11 @@ def spark_database(request: Any) -> SparkDatabase:
     session = request.getfixturevalue("spark")
     name = f"t_{uuid.uuid4().hex[:12]}"
     session.sql(f"CREATE DATABASE `{name}`")
-    request.addfinalizer(lambda: session.sql(f"DROP DATABASE IF EXISTS `{name}` CASCADE"))
-    return SparkDatabase(session, name)
+    database = SparkDatabase(session, name)
+
+    def drop() -> None:
+        for schema in [name, *database.schemas]:
+            session.sql(f"DROP DATABASE IF EXISTS `{schema}` CASCADE")
+
+    request.addfinalizer(drop)
+    return database

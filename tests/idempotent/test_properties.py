@@ -19,7 +19,7 @@ from tests.idempotent.helpers import at  # noqa: E402
 
 DAYS = [Interval(at(d), at(d + 1)) for d in (1, 2, 3)]
 MICRO = timedelta(microseconds=1)
-EXAMPLES = {"sqlite": 30, "duckdb": 20, "postgres": 12, "delta": 12, "iceberg": 8}
+EXAMPLES = {"sqlite": 30, "duckdb": 20, "postgres": 12, "delta": 12, "iceberg": 8, "spark": 4}
 
 
 def instants(interval: Interval):

@@ -91,6 +91,9 @@ class SparkEngine:
         types = {field.name: field.dataType.simpleString() for field in schema.fields}
         return types, [column.name for column in columns if column.isPartition]
 
+    def _case_insensitive(self) -> bool:
+        return str(self.connection.conf.get("spark.sql.caseSensitive", "false")).lower() != "true"
+
     # -- the write ---------------------------------------------------------------------------
     def write(self, spec: Any, rows: Any, columns: Any, interval: Interval, run: RunInfo) -> Any:
         """Check the rows and replace the write's partitions with them (see spark_write)."""
@@ -116,8 +119,19 @@ class SparkEngine:
         if described is None:
             _check_target(self, spec, given, None)  # raises TargetTableError
         target, partitions = described
+        asked = spec
+        if self._case_insensitive():
+            # Spark resolves `ts` to a column created as `TS` (spark.sql.caseSensitive is off by
+            # default), and so does dagguard: each name spelled as the table spells it.
+            from dagguard.idempotent.batch import Batch
+            from dagguard.idempotent.write import _spelled_as_target
+
+            spec, _ = _spelled_as_target(spec, Batch((), ()), target)
+            if frame is not None:
+                spelling = {c.lower(): c for c in target}
+                frame = frame.toDF(*[spelling.get(c.lower(), c) for c in frame.columns])
         if frame is None:
-            frame = self._frame_of(spec, rows, columns, interval, target)
+            frame = self._frame_of(asked, rows, columns, interval, target)
         _check_target(self, spec, SimpleNamespace(columns=tuple(frame.columns)), target)
         scope_column = spec.partition_column if spec.strategy == "overwrite_partition" else spec.time_column
         self._check_partitioning(spec, name, scope_column, partitions, target)
@@ -214,6 +228,10 @@ class SparkEngine:
         from dagguard.idempotent.write import _check_target, prepare_batch
 
         batch = prepare_batch(spec, rows, columns, interval)
+        if self._case_insensitive():
+            from dagguard.idempotent.write import _spelled_as_target
+
+            spec, batch = _spelled_as_target(spec, batch, target)
         _check_target(self, spec, batch, target)
         if len(batch):
             check_precision(batch, target, self.timestamp_digits, str(spec.table))

@@ -35,13 +35,30 @@ def append_row(spark: Any, database: tuple[str, ...], run: RunInfo, table: str, 
 
     name = ledger_name(database)
     columns = ", ".join(f"`{column}` {_type(column)}" for column in LEDGER_COLUMNS)
-    spark.sql(f"CREATE TABLE IF NOT EXISTS {name} ({columns}) USING parquet")
+    if not spark.catalog.tableExists(name):
+        # At a path of the database's folder, so that a session whose catalog forgot the table
+        # (Spark's in-memory catalog, without a Hive metastore) finds its rows again there.
+        where = _database_location(spark, database).rstrip("/") + "/" + LEDGER_TABLE
+        spark.sql(f"CREATE TABLE IF NOT EXISTS {name} ({columns}) USING parquet LOCATION '{_escaped(where)}'")
     row_count, inserted, updated, deleted = counts
     values = (run.dag_id, run.task_id, run.run_id, run.try_number, table, start, end, strategy,
               row_count, inserted, updated, deleted, checksum, datetime.now(timezone.utc))
     kinds = {"BIGINT": T.LongType(), "TIMESTAMP": T.TimestampType(), "STRING": T.StringType()}
     schema = T.StructType([T.StructField(column, kinds[_type(column)]) for column in LEDGER_COLUMNS])
     spark.createDataFrame([values], schema).write.insertInto(name)
+
+
+def _database_location(spark: Any, database: tuple[str, ...]) -> str:
+    """The folder (URI) of `database`, the session's current one when empty."""
+    name = ".".join(f"`{part}`" for part in database) if database else f"`{spark.catalog.currentDatabase()}`"
+    for row in spark.sql(f"DESCRIBE DATABASE EXTENDED {name}").collect():
+        if row[0] == "Location":
+            return str(row[1])
+    raise AssertionError(f"Spark describes database {name} without a location")
+
+
+def _escaped(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("'", "\\'")
 
 
 def read_entries(spark: Any, table: str | None) -> LedgerReport:
@@ -54,7 +71,7 @@ def read_entries(spark: Any, table: str | None) -> LedgerReport:
     rows: list[dict[str, Any]] = []
     found = False
     for database in spark.catalog.listDatabases():
-        if not spark.catalog.tableExists(LEDGER_TABLE, database.name):
+        if not spark.catalog.tableExists(f"`{database.name}`.`{LEDGER_TABLE}`"):
             continue
         found = True
         frame = spark.table(ledger_name((database.name,)))
