@@ -212,3 +212,29 @@ def test_arrow_and_pandas_rows_and_the_ledger(spark, database):
         assert spark.catalog.tableExists("analytics.dagguard_write_log")
     finally:
         spark.sql("DROP DATABASE analytics CASCADE")
+
+
+def test_idempotent_write_without_conn_id_needs_a_spark_parameter():
+    pytest.importorskip("airflow.sdk")
+    from dagguard.idempotent import InvalidArgumentError, idempotent_write
+
+    with pytest.raises(InvalidArgumentError, match=r"load\(\) needs conn_id=, or a `spark` parameter"):
+        @idempotent_write(table="events", time_column="ts")
+        def load(data_interval_start=None):
+            return []
+
+    @idempotent_write(table="events", time_column="ts")
+    def export(spark=None, data_interval_start=None):
+        return []
+
+    assert export.__name__ == "export"
+
+
+def test_a_spark_dataframe_into_another_engine_is_refused(spark, tmp_path):
+    import sqlite3
+
+    from dagguard.idempotent import ArgumentTypeError
+
+    frame = spark.createDataFrame([(1, at(1, 1), "a")], "k INT, ts TIMESTAMP, v STRING")
+    with pytest.raises(ArgumentTypeError, match="rows is a Spark DataFrame: write it through its SparkSession"):
+        write_interval(sqlite3.connect(tmp_path / "x.db"), "events", frame, DAY1, time_column="ts")

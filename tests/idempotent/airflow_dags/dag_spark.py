@@ -24,7 +24,8 @@ def spark_daily():
         # declared again over its folder, and its partitions found there.
         spark.sql(f"CREATE TABLE IF NOT EXISTS events (k INT, v STRING, ts TIMESTAMP) USING parquet "
                   f"PARTITIONED BY (ts) LOCATION '{WAREHOUSE}/events'")
-        spark.sql("ALTER TABLE events RECOVER PARTITIONS")
+        if os.path.isdir(f"{WAREHOUSE}/events"):  # (a first run has no folder to recover from)
+            spark.sql("ALTER TABLE events RECOVER PARTITIONS")
         from pyspark.sql import functions as F
 
         start = int(data_interval_start.timestamp()) * 1_000_000
