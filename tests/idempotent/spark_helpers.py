@@ -92,7 +92,7 @@ class SparkDatabase:
 
         self.session.catalog.refreshTable(self.qualified(table))  # written by another session
         frame = self.session.table(self.qualified(table))
-        names = (self.declared.get(table, frame.columns) if columns == "*"
+        names = (self.declared.get(table.replace('"', ""), frame.columns) if columns == "*"
                  else [c.strip().strip('"') for c in columns.split(",")])
         kinds = {f.name: f.dataType.simpleString() for f in frame.schema.fields}
         # Instants as microseconds: no driver time zone can shift them on the way back.

@@ -238,3 +238,10 @@ def test_a_spark_dataframe_into_another_engine_is_refused(spark, tmp_path):
     frame = spark.createDataFrame([(1, at(1, 1), "a")], "k INT, ts TIMESTAMP, v STRING")
     with pytest.raises(ArgumentTypeError, match="rows is a Spark DataFrame: write it through its SparkSession"):
         write_interval(sqlite3.connect(tmp_path / "x.db"), "events", frame, DAY1, time_column="ts")
+
+
+def test_replace_with_a_column_missing_from_the_batch_writes_it_null(spark, database):
+    spark.sql("CREATE TABLE wide (k INT, note STRING, ts TIMESTAMP) USING parquet PARTITIONED BY (ts)")
+    write_interval(spark, "wide", [{"k": 1, "ts": at(1, 1)}], DAY1, time_column="ts")
+    spark.catalog.refreshTable("wide")
+    assert [tuple(r) for r in spark.table("wide").select("k", "note").collect()] == [(1, None)]

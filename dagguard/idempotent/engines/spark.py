@@ -130,8 +130,9 @@ class SparkEngine:
             if frame is not None:
                 spelling = {c.lower(): c for c in target}
                 frame = frame.toDF(*[spelling.get(c.lower(), c) for c in frame.columns])
+        checksum = None
         if frame is None:
-            frame = self._frame_of(asked, rows, columns, interval, target)
+            frame, checksum = self._frame_of(asked, rows, columns, interval, target)
         _check_target(self, spec, SimpleNamespace(columns=tuple(frame.columns)), target)
         scope_column = spec.partition_column if spec.strategy == "overwrite_partition" else spec.time_column
         self._check_partitioning(spec, name, scope_column, partitions, target)
@@ -142,26 +143,33 @@ class SparkEngine:
         # compute the same rows twice (a random sample, a changing source).
         typed = typed.persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            return self._replace_scope(spec, typed, interval, run, target, partitions, scope_column)
+            return self._replace_scope(spec, typed, interval, run, target, partitions, scope_column, checksum)
         finally:
             typed.unpersist()
 
     def _replace_scope(self, spec: Any, typed: Any, interval: Interval, run: RunInfo, target: dict[str, str],
-                       partitions: list[str], scope_column: str) -> Any:
+                       partitions: list[str], scope_column: str, checksum: str | None) -> Any:
         from dagguard.idempotent.engines import spark_ledger, spark_write
 
         spark, quoted = self.connection, self.quoted(spec.table)
         current = spark.table(quoted).where(self._scope(spec, interval, target, scope_column))
         names = [c for c in target if c in typed.columns]
         mine = spark_write.fingerprint(typed, names)
-        checksum = spark_write.as_checksum(mine, self.version)
+        # Python rows keep the row checksum the other engines give them; a DataFrame (and Arrow
+        # or pandas rows) the fingerprint Spark computed.
+        checksum = checksum or spark_write.as_checksum(mine, self.version)
         if spec.strategy == "merge":
             plan = spark_write.plan_merge(current, typed, spec.unique_key, list(target), spec.delete_missing)
         elif len(names) == len(target) and spark_write.fingerprint(current, names) == mine:
             plan = spark_write.Plan(None, 0, 0, 0)  # a rerun: the scope holds exactly these rows
         else:
+            from pyspark.sql import functions as F
+
             stored = current.count()
-            plan = spark_write.Plan(typed.select(*target), mine[0], 0, stored)
+            # Columns the batch lacks are NULL, as replace writes them on the other engines.
+            full = typed.select(*[F.col(c) if c in typed.columns else F.lit(None).cast(target[c]).alias(c)
+                                  for c in target])
+            plan = spark_write.Plan(full, mine[0], 0, stored)
         if plan.rows is not None or plan.deleted:
             kinds = {column: target[column] for column in partitions}
             new_rows = plan.rows if plan.rows is not None and (spec.strategy == "merge" or mine[0]) else None
@@ -216,9 +224,14 @@ class SparkEngine:
             end = start + timedelta(days=1)
         return (value >= F.lit(start)) & (value < F.lit(end))
 
-    def _frame_of(self, spec: Any, rows: Any, columns: Any, interval: Interval, target: dict[str, str]) -> Any:
+    def _frame_of(self, spec: Any, rows: Any, columns: Any, interval: Interval,
+                  target: dict[str, str]) -> tuple[Any, str | None]:
         """Python, pandas or Arrow rows, checked as on the other engines, as a Spark DataFrame
-        typed like the target's columns (a value that does not fit exactly is refused)."""
+        typed like the target's columns (a value that does not fit exactly is refused); with
+        the row checksum of rows that stayed Python rows (None for Arrow)."""
+        from dagguard.idempotent.batch import Batch
+        from dagguard.idempotent.checksum import batch_checksum
+
         import pyarrow as pa
         from pyspark.sql import types as T
         from pyspark.sql.pandas.types import to_arrow_type
@@ -243,7 +256,8 @@ class SparkEngine:
             batch = _constant(batch, spec.partition_column, interval.partition_key)
         arrow_schema = pa.schema([pa.field(f.name, to_arrow_type(f.dataType, timezone="UTC"), nullable=True) for f in fields])
         data = table_rows(batch, arrow_schema, str(spec.table), "Spark")
-        return self.connection.createDataFrame(data, schema=T.StructType(fields))
+        checksum = batch_checksum(batch) if isinstance(batch, Batch) else None
+        return self.connection.createDataFrame(data, schema=T.StructType(fields)), checksum
 
     def read_ledger(self, table: str | None) -> LedgerReport:
         """Every ledger row of the catalog's databases (see spark_ledger)."""
