@@ -245,3 +245,33 @@ def test_replace_with_a_column_missing_from_the_batch_writes_it_null(spark, data
     write_interval(spark, "wide", [{"k": 1, "ts": at(1, 1)}], DAY1, time_column="ts")
     spark.catalog.refreshTable("wide")
     assert [tuple(r) for r in spark.table("wide").select("k", "note").collect()] == [(1, None)]
+
+
+def test_threads_writing_one_table_at_once_each_leave_one_whole_batch(spark, database):
+    """Two threads of one driver, the same session: writes of different intervals both land; of
+    the same interval, the interval ends as one writer's batch, never a mix of their partitions."""
+    import threading
+
+    _events_table(spark)
+    batches = {"a": events((1, at(1, 1), "a"), (2, at(1, 2), "a")),
+               "b": events((1, at(1, 2), "b"), (3, at(1, 3), "b")),
+               "c": events((7, at(2, 4), "c"))}
+    failures = []
+
+    def write(name, interval):
+        try:
+            write_interval(spark, "events", batches[name], interval, time_column="ts")
+        except Exception as exc:  # noqa: BLE001 - reported below
+            failures.append(exc)
+
+    for _ in range(2):
+        threads = [threading.Thread(target=write, args=args) for args in (("a", DAY1), ("b", DAY1), ("c", DAY2))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert failures == []
+        rows = _rows(spark)
+        day1 = [row for row in rows if DAY1.contains(row[1])]
+        assert day1 in ([(r["k"], r["ts"], r["v"]) for r in batches[name]] for name in ("a", "b"))
+        assert [row for row in rows if DAY2.contains(row[1])] == [(7, at(2, 4), "c")]

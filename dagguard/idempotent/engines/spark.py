@@ -143,7 +143,9 @@ class SparkEngine:
         # compute the same rows twice (a random sample, a changing source).
         typed = typed.persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            return self._replace_scope(spec, typed, interval, run, target, partitions, scope_column, checksum)
+            with spark_write.WRITE_LOCK:
+                return self._replace_scope(spec, typed, interval, run, target, partitions, scope_column,
+                                           checksum)
         finally:
             typed.unpersist()
 

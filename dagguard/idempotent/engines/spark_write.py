@@ -16,9 +16,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-# Setting the session's overwrite mode for one write is not safe against another thread of the
-# same process writing at the same moment: writes through dagguard take turns.
-_MODE_LOCK = threading.Lock()
+# Writes of one process take turns, from reading the interval to dropping its stale partitions:
+# two threads replacing the same interval's partitions at once could leave some of each one's
+# (Parquet tables detect no conflict), and the session's overwrite mode is set for one write.
+WRITE_LOCK = threading.RLock()
 _MODE = "spark.sql.sources.partitionOverwriteMode"
 # Marks the side of the merge's join a row came from.
 _TARGET, _SOURCE = "__dagguard_t", "__dagguard_s"
@@ -129,7 +130,7 @@ def overwrite_partitions(spark: Any, table: str, rows: Any, stale: list[dict[str
 @contextmanager
 def _overwrite_mode(spark: Any, mode: str) -> Iterator[None]:
     """The session's partition overwrite mode set to `mode` around one write, then restored."""
-    with _MODE_LOCK:
+    with WRITE_LOCK:
         before = spark.conf.get(_MODE, None)
         spark.conf.set(_MODE, mode)
         try:
