@@ -95,8 +95,8 @@ def benchmark_spark(name: str, count: int, runs: int, strategies: tuple[str, ...
     finally:
         spark.stop()
     best = {label: min(values) for label, values in times.items()}
-    notes = [f"pyspark {spark.version}, local[2], Parquet partitioned by hour (ts) / day (ds); "
-             f"plain = dynamic INSERT OVERWRITE by hand"]
+    notes = [(f"pyspark {spark.version}, local[2], Parquet partitioned by hour (ts) / day (ds); "
+              f"plain = dynamic INSERT OVERWRITE by hand")]
     return {"engine": name, "notes": notes, "best_seconds": best,
             "ratios": {label: best[label] / best["plain"] for label in best}, "all_seconds": times}
 

@@ -4,7 +4,7 @@ touched, refusals, and checks that run as aggregations (2M rows, nothing collect
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -159,9 +159,7 @@ class _Collected:
 
             def spy(frame, *args, _original=original, **kwargs):
                 result = _original(frame, *args, **kwargs)
-                if isinstance(result, list):
-                    self.sizes.append(len(result))
-                elif hasattr(result, "__len__"):
+                if isinstance(result, list) or hasattr(result, "__len__"):
                     self.sizes.append(len(result))
                 else:
                     self.sizes.append(-1)  # an iterator: streams rows, which nothing here may do

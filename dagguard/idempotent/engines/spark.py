@@ -16,7 +16,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from dagguard.idempotent.errors import DatabaseRefusedError, IdempotentWriteError, IntervalViolationError, TargetTableError
+from dagguard.idempotent.errors import DatabaseRefusedError, IdempotentWriteError, TargetTableError
 from dagguard.idempotent.identifiers import TableName
 from dagguard.idempotent.interval import Interval
 from dagguard.idempotent.ledger import LedgerReport, RunInfo
