@@ -24,6 +24,7 @@ because the machine may be shared.
     python benchmarks/idempotent_writes.py --engines duckdb --input tuples
     python benchmarks/idempotent_writes.py --engines delta         # delta-rs, a local lake
     python benchmarks/idempotent_writes.py --engines iceberg iceberg-day  # pyiceberg, a SQLite catalog
+    python benchmarks/idempotent_writes.py --engines spark --rows 200000  # pyspark, local[2]
     python benchmarks/idempotent_writes.py --key-index plain     # no unique index on the key
     python benchmarks/idempotent_writes.py --engines postgres --pg-setting shared_buffers=2GB
     python benchmarks/idempotent_writes.py --engines postgres --pg-fillfactor 50  # room for HOT updates
@@ -572,7 +573,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=1_000_000, help="rows per interval (default 1,000,000)")
     parser.add_argument("--runs", type=int, default=3, help="timed runs per case; the best counts")
     parser.add_argument("--engines", nargs="+", default=["sqlite", "duckdb", "postgres"],
-                        choices=["sqlite", "duckdb", "postgres", "delta", "iceberg", "iceberg-day"])
+                        choices=["sqlite", "duckdb", "postgres", "delta", "iceberg", "iceberg-day", "spark"])
     parser.add_argument("--strategies", nargs="+", default=list(STRATEGIES), choices=list(STRATEGIES))
     parser.add_argument("--input", choices=["arrow", "tuples"], default="arrow",
                         help="what the task hands over: a pyarrow Table (default) or tuples + columns")
@@ -603,7 +604,10 @@ def main(argv: list[str] | None = None) -> int:
     setup = Setup(args.input, args.key_index, tuple(args.pg_setting), args.pg_fillfactor)
     from benchmarks.idempotent_iceberg import ICEBERG_ENGINES, benchmark_iceberg
 
-    rigs, results, cleanups = build_rigs([e for e in args.engines if e not in ICEBERG_ENGINES], workdir, setup, log)
+    from benchmarks.idempotent_spark import SPARK_ENGINES, benchmark_spark
+
+    rigs, results, cleanups = build_rigs([e for e in args.engines if e not in ICEBERG_ENGINES + SPARK_ENGINES],
+                                         workdir, setup, log)
     try:
         for rig in rigs:
             try:
@@ -615,6 +619,12 @@ def main(argv: list[str] | None = None) -> int:
                 results.append(benchmark_iceberg(name, inputs, args.runs, strategies, workdir, log,
                                                  sys.modules[__name__]))
             except Exception as exc:  # pyiceberg missing, or a failed write: say why
+                results.append({"engine": name, "skipped": f"{type(exc).__name__}: {exc}"})
+        for name in [e for e in args.engines if e in SPARK_ENGINES]:
+            try:  # (Spark builds its own rows, in the JVM: the Arrow inputs are not used)
+                results.append(benchmark_spark(name, args.rows, args.runs, strategies, workdir, log,
+                                               sys.modules[__name__]))
+            except Exception as exc:  # pyspark or Java missing, or a failed write: say why
                 results.append({"engine": name, "skipped": f"{type(exc).__name__}: {exc}"})
     finally:
         for cleanup in cleanups:

@@ -39,3 +39,11 @@ def postgres_server():
         except PostgresUnavailable as exc:
             skip_or_fail(exc)
         yield server
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory):
+    """A local SparkSession for the whole test session (started on first use only)."""
+    from tests.support.spark import spark_session
+
+    yield from spark_session(tmp_path_factory.mktemp("spark-warehouse"))

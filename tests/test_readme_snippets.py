@@ -169,3 +169,14 @@ def test_the_delta_lake_example_prints_what_it_says(tmp_path):
                             timeout=120, env={**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(tmp_path)})
     assert result.returncode == 0, result.stderr
     assert result.stdout.split("\n") == ["1 1", "0 1", ""]  # the rerun committed nothing
+
+
+@pytest.mark.spark
+def test_the_spark_example_prints_what_it_says(spark, capsys):
+    """Run in the test session's SparkSession (the snippet's getOrCreate() returns it)."""
+    code = snippet("### Apache Spark", "python")
+    try:
+        exec(compile(code, "README.md", "exec"), {})
+    finally:
+        spark.sql("DROP DATABASE IF EXISTS readme CASCADE")
+    assert capsys.readouterr().out.split("\n") == ["1000 0 0", "0 0 0", "0 1 0", ""]

@@ -48,7 +48,7 @@ def fill_context_arguments(function: Callable[..., Any], args: tuple[Any, ...], 
     return bound.args, bound.kwargs
 
 
-def idempotent_write(*, conn_id: str, table: str, time_column: str | None = None,
+def idempotent_write(*, conn_id: str | None = None, table: str, time_column: str | None = None,
                      unique_key: Sequence[str] | str | None = None, strategy: str = "replace",
                      delete_missing: bool = False, partition_column: str = "ds",
                      columns: Sequence[str] | None = None) -> Callable[[F], F]:
@@ -61,6 +61,8 @@ def idempotent_write(*, conn_id: str, table: str, time_column: str | None = None
     partition: the partition's period, or with strategy="overwrite_partition" the rows whose
     `partition_column` equals the partition key; the task's asset outlets are then announced
     with that key (see dagguard.idempotent.outlets).
+    Without `conn_id`, under `@task.pyspark`, it writes through the `spark` session the task
+    receives (the function takes a `spark` parameter), into a table of that session's catalog.
     """
     from dagguard.idempotent.write import WriteSpec
 
@@ -69,6 +71,13 @@ def idempotent_write(*, conn_id: str, table: str, time_column: str | None = None
     WriteSpec.build(table, strategy, time_column, unique_key, delete_missing, partition_column)
 
     def decorate(function: F) -> F:
+        if conn_id is None and "spark" not in inspect.signature(function).parameters:
+            from dagguard.idempotent.errors import InvalidArgumentError
+
+            raise InvalidArgumentError(
+                f"@idempotent_write on {function.__name__}() needs conn_id=, or a `spark` parameter filled "
+                f"by @task.pyspark to write through that SparkSession")
+
         @functools.wraps(function)
         def wrapper(*args: Any, **kwargs: Any) -> dict[str, Any]:
             from airflow.sdk import get_current_context
@@ -82,7 +91,10 @@ def idempotent_write(*, conn_id: str, table: str, time_column: str | None = None
             scope = write_scope(context, strategy, partition_column)
             args, kwargs = fill_context_arguments(function, args, kwargs, _context_values(context, scope))
             rows = function(*args, **kwargs)
-            result = write_interval(conn_id, table, rows, scope.interval, time_column=time_column,
+            # No conn_id: the SparkSession that @task.pyspark passed to the task.
+            conn = conn_id if conn_id is not None else inspect.signature(function).bind_partial(
+                *args, **kwargs).arguments.get("spark")
+            result = write_interval(conn, table, rows, scope.interval, time_column=time_column,
                                     unique_key=unique_key, strategy=strategy,
                                     delete_missing=delete_missing, partition_column=partition_column,
                                     columns=columns, run=run_info_from_context(context),

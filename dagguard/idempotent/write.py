@@ -180,16 +180,33 @@ def write_interval(conn: Any, table: str, rows: Any, interval: Interval | None =
     """Write `rows` as the whole content of `interval` in `table`, in one transaction.
 
     `conn` is a DB-API connection (sqlite3, duckdb, psycopg 3), a URL (sqlite:///f.db,
-    duckdb:///f.duckdb, postgresql://...) or an Airflow connection id. Rerunning with the same
-    rows leaves the table unchanged. `partition_key` names an Airflow partition: with
+    duckdb:///f.duckdb, postgresql://...), an Airflow connection id, or a SparkSession (with
+    `rows` a Spark DataFrame or any of the other kinds). Rerunning with the same rows leaves the
+    table unchanged. `partition_key` names an Airflow partition: with
     strategy='overwrite_partition' the write owns the rows whose `partition_column` equals it
     (`interval` then optional: given, the rows' times must lie in it); with replace or merge
-    the interval still scopes the write and the key is recorded in the ledger.
+    the interval still scopes the write and the key is recorded in the ledger (not on Spark).
     """
     if interval is not None and not isinstance(interval, Interval):
         raise ArgumentTypeError(f"interval must be a dagguard.idempotent.Interval(start, end), not a "
                                 f"{type(interval).__name__}")
     spec = WriteSpec.build(table, strategy, time_column, unique_key, delete_missing, partition_column)
+    from dagguard.idempotent.engines.spark import is_spark_frame, is_spark_session  # (imports no pyspark)
+
+    if is_spark_session(conn):  # the rows go to Spark whole, and are checked there
+        from dagguard.idempotent.engines.spark import SparkEngine
+
+        if partition_key is not None or interval is None:
+            from dagguard.idempotent.errors import UnsupportedConnectionError
+
+            raise UnsupportedConnectionError(
+                "a Spark write needs an interval and takes no partition_key yet: pass the partition's "
+                "interval, or write the partition through a SQL engine")
+        return SparkEngine(conn).write(spec, rows, columns, interval, run or RunInfo())
+    if is_spark_frame(rows):
+        raise ArgumentTypeError(
+            "rows is a Spark DataFrame: write it through its SparkSession (conn=spark, or "
+            "@idempotent_write under @task.pyspark), into a table of the session's catalog")
     batch = prepare_batch(spec, rows, columns, interval, partition_key)
     with open_engine(conn) as engine:
         return write_batch(engine, spec, batch, interval, None, run or RunInfo(), partition_key=partition_key)

@@ -21,6 +21,7 @@ SQL_METHODS = frozenset({
     "execute", "executemany", "run", "get_records", "get_first", "get_pandas_df", "get_df",
     "get_pandas_df_by_chunks", "get_df_by_chunks", "copy_expert", "read_sql", "read_sql_query",
     "query",
+    "sql",  # SparkSession.sql(sqlQuery): Spark SQL, the text still has to read as SQL
 })
 _SQL_START = re.compile(
     r"^\s*(?:(?:--[^\n]*\n|/\*.*?\*/)\s*)*(select|with|insert|update|delete|merge|copy|create|drop|"
@@ -51,7 +52,7 @@ def sql_call(tree: CallableTree, context: ContextReads, call: cst.Call) -> Optio
     method = func.attr.value if isinstance(func, cst.Attribute) else None
     if method is None or method not in SQL_METHODS:
         return None
-    arg = argument(call, 0, ("sql", "query", "operation"))
+    arg = argument(call, 0, ("sql", "query", "operation", "sqlQuery"))
     if arg is None:
         return None
     statement = _unwrapped_text(tree, arg.value)

@@ -49,6 +49,11 @@ _FRAME_WRITERS = {"to_sql": 3, "to_gbq": -1}
 # predicate= the part it names).
 _DELTA_WRITERS = frozenset({"deltalake.write_deltalake", "deltalake.writer.write_deltalake",
                             "deltalake.writer.writer.write_deltalake"})
+# Spark's DataFrameWriter (`df.write...`): insertInto appends unless told to overwrite; the
+# others (saveAsTable, save, parquet...) append only in mode "append" (their default refuses an
+# existing table or path). `df.writeTo(t).append()` is DataFrameWriterV2's append.
+_SPARK_SINKS = frozenset({"insertInto", "saveAsTable", "save", "parquet", "csv", "json", "orc", "text"})
+_SPARK_WRITER_STEPS = frozenset({"format", "mode", "option", "options", "partitionBy", "bucketBy", "sortBy"})
 # SQLAlchemy's insert() constructs, and a Table's .insert() method.
 SQLALCHEMY_INSERT = frozenset({
     "sqlalchemy.insert", "sqlalchemy.sql.insert", "sqlalchemy.sql.expression.insert",
@@ -113,6 +118,10 @@ class WriteFinder:
             return WriteCall(call, f"{method}()", upsert, table=self._table_argument(call, ("table", "table_name")))
         if method in _FRAME_WRITERS:
             return self._frame_write(call, method)
+        if method in _SPARK_SINKS or method == "append":
+            spark = self._spark_write(call, method)
+            if spark is not None:
+                return spark
         if method == "insert" and not call.args and self._table_call(func.value) is not None:
             return WriteCall(call, "SQLAlchemy insert()", self._upserted(call), table=self._table_of(func.value))
         if method in _FILE_WRITERS:
@@ -162,6 +171,42 @@ class WriteFinder:
         mode = self.tree.evaluator.value(mode_arg.value) if mode_arg is not None else "error"
         what = f"write_deltalake(..., mode={mode!r})" if isinstance(mode, str) else "write_deltalake()"
         return WriteCall(call, what, mode != "append", table=self._table_argument(call, ("table_or_uri",)))
+
+    def _spark_write(self, call: cst.Call, method: str) -> Optional[WriteCall]:
+        """`df.write[.mode(m)...].insertInto(t)` and the other DataFrameWriter sinks, or
+        `df.writeTo(t).append()`: an append when the mode says so (insertInto's default appends);
+        None when the receiver is not a `.write` chain. An unknown mode is not known to append."""
+        evaluator = self.tree.evaluator
+        func = call.func
+        assert isinstance(func, cst.Attribute)
+        if method == "append":
+            receiver = func.value
+            if (isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute)
+                    and receiver.func.attr.value == "writeTo"):
+                return WriteCall(call, ".writeTo(...).append()", False,
+                                 table=self._table_argument(receiver, ("table",)))
+            return None
+        mode: object = "append" if method == "insertInto" else "errorifexists"
+        step = func.value
+        while isinstance(step, cst.Call) and isinstance(step.func, cst.Attribute) \
+                and step.func.attr.value in _SPARK_WRITER_STEPS:
+            if step.func.attr.value == "mode" and step.args:
+                mode = evaluator.value(step.args[0].value)
+            step = step.func.value
+        if not (isinstance(step, cst.Attribute) and step.attr.value == "write"):
+            return None
+        if method == "insertInto":
+            overwrite = argument(call, 1, ("overwrite",))
+            if overwrite is not None:
+                value = evaluator.value(overwrite.value)
+                mode = "overwrite" if value is True else mode if value is False else None
+        else:
+            given = argument(call, 99, ("mode",))
+            if given is not None:
+                mode = evaluator.value(given.value)
+        what = f".write.mode({mode!r}).{method}()" if isinstance(mode, str) else f".write.{method}()"
+        keywords = ("tableName",) if method == "insertInto" else ("name",) if method == "saveAsTable" else ("path",)
+        return WriteCall(call, what, mode != "append", table=self._table_argument(call, keywords))
 
     def _table_argument(self, call: cst.Call, keywords: tuple[str, ...]) -> Optional[str]:
         arg = argument(call, 0, keywords)

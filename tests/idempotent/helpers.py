@@ -15,9 +15,9 @@ UTC = timezone.utc
 DAY1 = Interval(datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 1, 2, tzinfo=UTC))
 DAY2 = Interval(datetime(2026, 1, 2, tzinfo=UTC), datetime(2026, 1, 3, tzinfo=UTC))
 
-ENGINES = ["sqlite", "duckdb", "postgres", "delta", "iceberg", "iceberg-day"]
+ENGINES = ["sqlite", "duckdb", "postgres", "delta", "iceberg", "iceberg-day", "spark"]
 TIMESTAMP_TYPE = {"sqlite": "TEXT", "duckdb": "TIMESTAMPTZ", "postgres": "timestamptz", "delta": "TIMESTAMPTZ",
-                  "iceberg": "TIMESTAMPTZ"}
+                  "iceberg": "TIMESTAMPTZ", "spark": "TIMESTAMPTZ"}
 
 
 def at(day: int, hour: int = 0, minute: int = 0, micro: int = 0) -> datetime:
@@ -122,6 +122,10 @@ def make_database(dialect: str, request: Any, tmp_path: Path) -> Database:
         from tests.idempotent.iceberg_helpers import iceberg_database
 
         return iceberg_database(tmp_path, partitioned=dialect == "iceberg-day")
+    if dialect == "spark":
+        from tests.idempotent.spark_helpers import spark_database
+
+        return spark_database(request)
     if dialect == "sqlite":
         return sqlite_database(tmp_path)
     if dialect == "duckdb":

@@ -7,7 +7,8 @@ from typing import Any
 from dagguard.idempotent.engines.base import Engine
 from dagguard.idempotent.errors import UnsupportedConnectionError
 
-SUPPORTED = "sqlite3, duckdb and psycopg (3) connections, Delta Lake tables, pyiceberg catalogs"
+SUPPORTED = ("sqlite3, duckdb and psycopg (3) connections, Delta Lake tables, pyiceberg catalogs, "
+             "Spark sessions")
 
 
 def engine_for(connection: Any) -> Engine:
@@ -33,6 +34,10 @@ def engine_for(connection: Any) -> Engine:
         from dagguard.idempotent.engines.iceberg import IcebergEngine
 
         return IcebergEngine(connection)
+    if module == "pyspark":  # a SparkSession (classic or Spark Connect)
+        from dagguard.idempotent.engines.spark import SparkEngine
+
+        return SparkEngine(connection)  # type: ignore[return-value]  # a catalog, not SQL
     if module == "psycopg2":
         raise UnsupportedConnectionError(
             "psycopg2 connections are not supported; pass a psycopg 3 connection "

@@ -118,9 +118,10 @@ def _merge(delta_table: Any, spec: Any, source: Any, scope: Scope, commit: Any) 
             "deleted": int(metrics.get("num_target_rows_deleted", 0))}
 
 
-def table_rows(batch: AnyBatch, schema: Any, table: str) -> Any:
+def table_rows(batch: AnyBatch, schema: Any, table: str, kind: str = "Delta") -> Any:
     """The batch as a pyarrow Table of the Delta table's schema, in its column order: columns
-    the batch lacks are NULL; a value a column cannot hold exactly is refused, naming it."""
+    the batch lacks are NULL; a value a column cannot hold exactly is refused, naming it (and
+    the `kind` of table: Spark's goes through here too)."""
     import pyarrow as pa
 
     arrays = []
@@ -132,7 +133,7 @@ def table_rows(batch: AnyBatch, schema: Any, table: str) -> Any:
                     f"NOT NULL; nothing was written")
             arrays.append(pa.nulls(len(batch), target.type))
             continue
-        array = _typed(batch, target, table)
+        array = _typed(batch, target, table, kind)
         if not target.nullable and array.null_count:
             row = array.is_null().index(True).as_py()
             raise IntervalViolationError(
@@ -142,7 +143,7 @@ def table_rows(batch: AnyBatch, schema: Any, table: str) -> Any:
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def _typed(batch: AnyBatch, target: Any, table: str) -> Any:
+def _typed(batch: AnyBatch, target: Any, table: str, kind: str = "Delta") -> Any:
     """One column of the batch as the target column's type, exactly (a safe cast)."""
     import pyarrow as pa
 
@@ -155,7 +156,7 @@ def _typed(batch: AnyBatch, target: Any, table: str) -> Any:
         at, value = _first_unfit(batch, target)
         where = f" (row {at}: {value!r})" if at is not None else ""
         raise IntervalViolationError(
-            f"column {target.name!r} of the batch for {table} holds values its Delta column of type "
+            f"column {target.name!r} of the batch for {table} holds values its {kind} column of type "
             f"{target.type} cannot store exactly{where}; nothing was written: {' '.join(str(exc).split())}"
         ) from exc
 

@@ -1,0 +1,128 @@
+"""The Spark rows of benchmarks/idempotent_writes.py: write_interval against the same write by
+hand, a dynamic partition overwrite (`INSERT OVERWRITE` through `insertInto(overwrite=True)`
+with `spark.sql.sources.partitionOverwriteMode=dynamic`), on a local[2] SparkSession.
+
+The rows are built in Spark (`spark.range`), hourly timestamps: replace and merge write a table
+partitioned by `ts` (24 partitions a day), overwrite_partition one partitioned by `ds`. Each
+timed run gets a table of its own holding the other day (and, for a rerun, the target day as
+dagguard wrote it), built untimed. `plain` is the hand-written dynamic overwrite of the target
+day into a table holding only the other day; `bare_rewrite` the same with the changed rows over
+a full target day. Run through idempotent_writes.py: `--engines spark --rows 200000`.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Callable
+
+SPARK_ENGINES = ("spark",)
+
+
+def _session(workdir: Path) -> Any:
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("dagguard-bench")
+               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", "2").config("spark.sql.warehouse.dir", str(workdir))
+               .config("spark.sql.session.timeZone", "UTC").getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def _rows(spark: Any, interval: Any, count: int, first_key: int, changed: bool) -> Any:
+    """`count` rows of `interval`, keys from `first_key`, spread over its 24 hours."""
+    from pyspark.sql import functions as F
+
+    start = int(interval.start.timestamp()) * 1_000_000
+    amount = (F.col("id") % 1000).cast("double") + (F.lit(0.5) if changed else F.lit(0.0))
+    return spark.range(count).select(
+        (F.col("id") + first_key).alias("k"),
+        F.timestamp_micros(F.lit(start) + (F.col("id") % 24) * 3_600_000_000).alias("ts"),
+        F.lit(interval.start.date()).alias("ds"), F.lit("x").alias("v"), amount.alias("amount"))
+
+
+def benchmark_spark(name: str, count: int, runs: int, strategies: tuple[str, ...], workdir: Path,
+                    log: Callable[[str], None], bench: Any) -> dict[str, Any]:
+    """Time every case of idempotent_writes.py (`bench` is that module) on Spark tables."""
+    from pyspark.sql import functions as F
+
+    from dagguard.idempotent import write_interval
+
+    spark = _session(Path(tempfile.mkdtemp(prefix="spark-", dir=workdir)))
+    try:
+        other = _rows(spark, bench.OTHER, count, 0, False).persist()
+        target = _rows(spark, bench.TARGET, count, 10 * count, False).persist()
+        changed = _rows(spark, bench.TARGET, count, 10 * count, True).persist()
+        for frame in (other, target, changed):
+            frame.count()
+
+        def fresh(full: bool, by: str) -> str:
+            table = f"bench_{uuid.uuid4().hex[:8]}"
+            spark.sql(f"CREATE TABLE {table} (k BIGINT, v STRING, amount DOUBLE, ts TIMESTAMP, ds DATE) "
+                      f"USING parquet PARTITIONED BY ({by})")
+            _overwrite_by_hand(spark, table, other)
+            if full:
+                _write(write_interval, spark, table, target, "replace" if by == "ts" else "overwrite_partition",
+                       bench.TARGET)
+            return table
+
+        def run(case: Any) -> float:
+            by = "ds" if case.strategy == "overwrite_partition" else "ts"
+            rows = changed if case.scenario == "changed" else target
+            table = fresh(case.scenario != "first", by)
+            try:
+                started = time.perf_counter()
+                if case.strategy in ("plain", bench.BARE_REWRITE):
+                    _overwrite_by_hand(spark, table, rows)
+                else:
+                    _write(write_interval, spark, table, rows, case.strategy, bench.TARGET)
+                seconds = time.perf_counter() - started
+                _check(spark, table, F, count, case.scenario == "changed")
+                return seconds
+            finally:
+                spark.sql(f"DROP TABLE IF EXISTS {table}")
+
+        todo = bench.cases(strategies)
+        times: dict[str, list[float]] = {case.label: [] for case in todo}
+        for repeat in range(runs):
+            for case in todo:
+                seconds = run(case)
+                times[case.label].append(seconds)
+                log(f"{name} run {repeat + 1}/{runs} {case.label}: {seconds:.3f}s")
+    finally:
+        spark.stop()
+    best = {label: min(values) for label, values in times.items()}
+    notes = [(f"pyspark {spark.version}, local[2], Parquet partitioned by hour (ts) / day (ds); "
+              f"plain = dynamic INSERT OVERWRITE by hand")]
+    return {"engine": name, "notes": notes, "best_seconds": best,
+            "ratios": {label: best[label] / best["plain"] for label in best}, "all_seconds": times}
+
+
+def _write(write_interval: Any, spark: Any, table: str, rows: Any, strategy: str, interval: Any) -> None:
+    write_interval(spark, table, rows.select("k", "v", "amount", "ts") if strategy != "overwrite_partition"
+                   else rows.select("k", "v", "amount", "ts", "ds"), interval, time_column="ts",
+                   strategy=strategy, unique_key=["k"] if strategy == "merge" else None, partition_column="ds")
+
+
+def _overwrite_by_hand(spark: Any, table: str, rows: Any) -> None:
+    """What a careful task writes without dagguard: a dynamic partition overwrite of the rows."""
+    spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+    try:
+        rows.select(*spark.table(table).columns).write.insertInto(table, overwrite=True)
+    finally:
+        spark.conf.unset("spark.sql.sources.partitionOverwriteMode")
+
+
+def _check(spark: Any, table: str, F: Any, count: int, changed: bool) -> None:
+    """Untimed: both days hold `count` rows, the target day's amounts as written."""
+    spark.catalog.refreshTable(table)
+    found = {str(r[0]): (r[1], r[2]) for r in spark.table(table).groupBy(F.to_date("ts")).agg(
+        F.count("*"), F.sum("amount")).collect()}
+    if len(found) != 2 or any(rows != count for rows, _ in found.values()):
+        raise AssertionError(f"{table} holds {found}, expected {count} rows on each of two days")
+    other, target = (found[day][1] for day in sorted(found))
+    if abs(target - other - (0.5 * count if changed else 0.0)) > 1e-6:
+        raise AssertionError(f"{table}: the target day sums to {target}, the other to {other}")

@@ -1,0 +1,298 @@
+"""Apache Spark through pyspark: `conn` is a SparkSession, `table` a table of its catalog
+(`events`, `analytics.events`), stored as Parquet (or any file format) partitioned on the
+column a write selects on: the time column for replace and merge, the partition column for
+overwrite_partition. `rows` is a Spark DataFrame, or anything write_interval takes (dicts,
+tuples, pandas, Arrow), which is checked as on the other engines and then handed to Spark.
+
+Spark without Delta or Iceberg jars cannot delete or update rows of a table, only replace its
+partitions, so every write replaces whole partitions (see spark_write): a table not
+partitioned on the column is refused (PartitioningError), never overwritten whole. The batch
+is checked with Spark aggregations (spark_checks), so it stays on the executors; nothing here
+assumes local mode. pyspark is imported only here, when a Spark write runs.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+from dagguard.idempotent.errors import DatabaseRefusedError, IdempotentWriteError, TargetTableError
+from dagguard.idempotent.identifiers import TableName
+from dagguard.idempotent.interval import Interval
+from dagguard.idempotent.ledger import LedgerReport, RunInfo
+
+
+class PartitioningError(TargetTableError):
+    """The Spark table is not partitioned on the column the write selects its rows on, so the
+    rows cannot be replaced without rewriting the whole table."""
+
+
+def is_spark_frame(rows: Any) -> bool:
+    """True for a pyspark DataFrame (classic or Spark Connect), without importing pyspark."""
+    kind = type(rows)
+    return kind.__module__.startswith("pyspark.sql") and kind.__name__ == "DataFrame"
+
+
+def is_spark_session(conn: Any) -> bool:
+    """True for a pyspark SparkSession (classic or Spark Connect), without importing pyspark."""
+    kind = type(conn)
+    return kind.__module__.startswith("pyspark.sql") and kind.__name__ == "SparkSession"
+
+
+class SparkEngine:
+    """A SparkSession plus what write_interval needs from it. Not a SQL engine: write_interval
+    hands it the rows whole (see write)."""
+
+    dialect = "spark"
+    case_insensitive_names = False
+
+    def __init__(self, spark: Any) -> None:
+        self.connection = spark
+        self.version = tuple(int(part) for part in spark.version.split(".")[:3] if part.isdigit())
+
+    @property
+    def description(self) -> str:
+        """`spark 4.3.0`, for messages and results."""
+        return f"{self.dialect} {'.'.join(str(v) for v in self.version)}"
+
+    def close(self) -> None:
+        """Nothing to close: the session is the caller's."""
+
+    @staticmethod
+    def timestamp_digits(declared_type: str) -> int:
+        """Spark's timestamps keep microseconds."""
+        return 6
+
+    # -- the table ---------------------------------------------------------------------------
+    @staticmethod
+    def quoted(table: TableName) -> str:
+        return ".".join(f"`{part}`" for part in table.parts)
+
+    def table_columns(self, table: TableName) -> dict[str, str] | None:
+        """Column name -> Spark type (`timestamp`, `int`, `decimal(10,2)`...), or None."""
+        found = self._describe(table)
+        return None if found is None else found[0]
+
+    def _describe(self, table: TableName) -> tuple[dict[str, str], list[str]] | None:
+        """(columns and types, partition columns) of `table`, or None when it does not exist."""
+        spark = self.connection
+        try:
+            if not spark.catalog.tableExists(self.quoted(table)):
+                return None
+            columns = spark.catalog.listColumns(self.quoted(table))
+        except Exception as exc:
+            if _is_missing(exc):
+                return None
+            raise _refused(exc, f"cannot read table {table} from the Spark catalog") from exc
+        # Another session or application may have replaced files since this session listed
+        # them: read the table's files as they are now, not as first seen.
+        spark.catalog.refreshTable(self.quoted(table))
+        schema = spark.table(self.quoted(table)).schema
+        types = {field.name: field.dataType.simpleString() for field in schema.fields}
+        return types, [column.name for column in columns if column.isPartition]
+
+    def _case_insensitive(self) -> bool:
+        return str(self.connection.conf.get("spark.sql.caseSensitive", "false")).lower() != "true"
+
+    # -- the write ---------------------------------------------------------------------------
+    def write(self, spec: Any, rows: Any, columns: Any, interval: Interval, run: RunInfo) -> Any:
+        """Check the rows and replace the write's partitions with them (see spark_write)."""
+        try:
+            return self._write(spec, rows, columns, interval, run)
+        except IdempotentWriteError:
+            raise
+        except Exception as exc:
+            if not _from_spark(exc):
+                raise
+            raise _refused(exc, f"Spark refused the write of {spec.table} for {interval}") from exc
+
+    def _write(self, spec: Any, rows: Any, columns: Any, interval: Interval, run: RunInfo) -> Any:
+        from pyspark import StorageLevel
+
+        from dagguard.idempotent.engines import spark_checks, spark_write
+        from dagguard.idempotent.write import _check_target
+
+        name = str(spec.table)
+        described = self._describe(spec.table)
+        frame = rows if is_spark_frame(rows) else None
+        given = SimpleNamespace(columns=tuple(frame.columns) if frame is not None else ())
+        if described is None:
+            _check_target(self, spec, given, None)  # raises TargetTableError
+        target, partitions = described
+        asked = spec
+        if self._case_insensitive():
+            # Spark resolves `ts` to a column created as `TS` (spark.sql.caseSensitive is off by
+            # default), and so does dagguard: each name spelled as the table spells it.
+            from dagguard.idempotent.batch import Batch
+            from dagguard.idempotent.write import _spelled_as_target
+
+            spec, _ = _spelled_as_target(spec, Batch((), ()), target)
+            if frame is not None:
+                spelling = {c.lower(): c for c in target}
+                frame = frame.toDF(*[spelling.get(c.lower(), c) for c in frame.columns])
+        checksum = None
+        if frame is None:
+            frame, checksum = self._frame_of(asked, rows, columns, interval, target)
+        _check_target(self, spec, SimpleNamespace(columns=tuple(frame.columns)), target)
+        scope_column = spec.partition_column if spec.strategy == "overwrite_partition" else spec.time_column
+        self._check_partitioning(spec, name, scope_column, partitions, target)
+        partition_value = spark_partition_value(interval, target.get(spec.partition_column or "", ""))
+        spark_checks.check_frame(frame, spec, interval, target, name, partition_value)
+        typed = frame.select(*spark_checks.typed_columns(frame, target, spec, partition_value))
+        # The rows checked are the rows written, even where the DataFrame's plan would not
+        # compute the same rows twice (a random sample, a changing source).
+        typed = typed.persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            with spark_write.WRITE_LOCK:
+                return self._replace_scope(spec, typed, interval, run, target, partitions, scope_column,
+                                           checksum)
+        finally:
+            typed.unpersist()
+
+    def _replace_scope(self, spec: Any, typed: Any, interval: Interval, run: RunInfo, target: dict[str, str],
+                       partitions: list[str], scope_column: str, checksum: str | None) -> Any:
+        from dagguard.idempotent.engines import spark_ledger, spark_write
+
+        spark, quoted = self.connection, self.quoted(spec.table)
+        current = spark.table(quoted).where(self._scope(spec, interval, target, scope_column))
+        names = [c for c in target if c in typed.columns]
+        mine = spark_write.fingerprint(typed, names)
+        # Python rows keep the row checksum the other engines give them; a DataFrame (and Arrow
+        # or pandas rows) the fingerprint Spark computed.
+        checksum = checksum or spark_write.as_checksum(mine, self.version)
+        if spec.strategy == "merge":
+            plan = spark_write.plan_merge(current, typed, spec.unique_key, list(target), spec.delete_missing)
+        elif len(names) == len(target) and spark_write.fingerprint(current, names) == mine:
+            plan = spark_write.Plan(None, 0, 0, 0)  # a rerun: the scope holds exactly these rows
+        else:
+            from pyspark.sql import functions as F
+
+            stored = current.count()
+            # Columns the batch lacks are NULL, as replace writes them on the other engines.
+            full = typed.select(*[F.col(c) if c in typed.columns else F.lit(None).cast(target[c]).alias(c)
+                                  for c in target])
+            plan = spark_write.Plan(full, mine[0], 0, stored)
+        if plan.rows is not None or plan.deleted:
+            kinds = {column: target[column] for column in partitions}
+            new_rows = plan.rows if plan.rows is not None and (spec.strategy == "merge" or mine[0]) else None
+            stale = spark_write.stale_partitions(current, new_rows, kinds)
+            spark_write.overwrite_partitions(spark, quoted, new_rows, stale, kinds)
+        counts = (mine[0], plan.inserted, plan.updated, plan.deleted)
+        spark_ledger.append_row(spark, spec.table.parts[:-1], run, str(spec.table), interval.start, interval.end,
+                                spec.strategy, counts, checksum)
+        from dagguard.idempotent.write import WriteResult
+
+        return WriteResult(
+            table=str(spec.table), interval_start=interval.start.isoformat(),
+            interval_end=interval.end.isoformat(), strategy=spec.strategy, rows_inserted=plan.inserted,
+            rows_updated=plan.updated, rows_deleted=plan.deleted, row_count=mine[0], checksum=checksum,
+            engine=self.description)
+
+    def _check_partitioning(self, spec: Any, table: str, column: str, partitions: list[str],
+                            target: dict[str, str]) -> None:
+        """The table must be partitioned on the column the write selects on."""
+        if column not in partitions:
+            layout = f"partitioned by {', '.join(partitions)}" if partitions else "not partitioned"
+            raise PartitioningError(
+                f"table {table} is {layout}, not on {column!r}: Spark's Parquet tables cannot delete rows, "
+                f"only replace whole partitions, so strategy={spec.strategy!r} of an interval selected on "
+                f"{column!r} would have to rewrite the whole table, which dagguard refuses; nothing was "
+                f"written. Create the table PARTITIONED BY ({column}), or use a Delta or Iceberg table")
+        kind = target[column]
+        wanted = ("timestamp",) if spec.strategy != "overwrite_partition" else ("date", "string", "timestamp")
+        if kind not in wanted:
+            raise TargetTableError(
+                f"the {'partition' if spec.strategy == 'overwrite_partition' else 'time'} column {column!r} of "
+                f"{table} is a Spark {kind}, not a {' or '.join(wanted)}; the interval cannot be selected on it")
+
+    @staticmethod
+    def _scope(spec: Any, interval: Interval, target: dict[str, str], column: str) -> Any:
+        """The rows this write owns: the interval's, or the partition's (a timestamp partition
+        column's partition is its UTC day)."""
+        from datetime import timedelta
+
+        from pyspark.sql import functions as F
+
+        value = F.col(column)
+        if spec.strategy == "overwrite_partition" and target[column] != "timestamp":
+            return value == F.lit(spark_partition_value(interval, target[column])).cast(target[column])
+        start = interval.start
+        end = interval.end
+        if spec.strategy == "overwrite_partition":
+            from datetime import datetime, timezone
+
+            day = interval.partition_key
+            start = datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
+            end = start + timedelta(days=1)
+        return (value >= F.lit(start)) & (value < F.lit(end))
+
+    def _frame_of(self, spec: Any, rows: Any, columns: Any, interval: Interval,
+                  target: dict[str, str]) -> tuple[Any, str | None]:
+        """Python, pandas or Arrow rows, checked as on the other engines, as a Spark DataFrame
+        typed like the target's columns (a value that does not fit exactly is refused); with
+        the row checksum of rows that stayed Python rows (None for Arrow)."""
+        from dagguard.idempotent.batch import Batch
+        from dagguard.idempotent.checksum import batch_checksum
+
+        import pyarrow as pa
+        from pyspark.sql import types as T
+        from pyspark.sql.pandas.types import to_arrow_type
+
+        from dagguard.idempotent.engines.delta_write import table_rows
+        from dagguard.idempotent.precision import check_precision
+        from dagguard.idempotent.write import _check_target, prepare_batch
+
+        batch = prepare_batch(spec, rows, columns, interval)
+        if self._case_insensitive():
+            from dagguard.idempotent.write import _spelled_as_target
+
+            spec, batch = _spelled_as_target(spec, batch, target)
+        _check_target(self, spec, batch, target)
+        if len(batch):
+            check_precision(batch, target, self.timestamp_digits, str(spec.table))
+        schema = self.connection.table(self.quoted(spec.table)).schema
+        fields = [field for field in schema.fields if field.name in batch.columns]
+        if len(batch) and spec.partition_column in batch.columns and target[spec.partition_column] == "date":
+            from dagguard.idempotent.write import _constant
+
+            batch = _constant(batch, spec.partition_column, interval.partition_key)
+        arrow_schema = pa.schema([pa.field(f.name, to_arrow_type(f.dataType, timezone="UTC"), nullable=True) for f in fields])
+        data = table_rows(batch, arrow_schema, str(spec.table), "Spark")
+        checksum = batch_checksum(batch) if isinstance(batch, Batch) else None
+        return self.connection.createDataFrame(data, schema=T.StructType(fields)), checksum
+
+    def read_ledger(self, table: str | None) -> LedgerReport:
+        """Every ledger row of the catalog's databases (see spark_ledger)."""
+        from dagguard.idempotent.engines import spark_ledger
+
+        return spark_ledger.read_entries(self.connection, table)
+
+
+def spark_partition_value(interval: Interval, declared: str) -> Any:
+    """The interval's partition as stored in a partition column declared `declared`: a date as
+    itself, a timestamp as the UTC midnight starting it, anything else as the ISO date."""
+    from datetime import datetime, timezone
+
+    day = interval.partition_key
+    if declared == "date":
+        return day
+    if declared == "timestamp":
+        return datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
+    return day.isoformat()
+
+
+def _from_spark(exc: BaseException) -> bool:
+    """Did pyspark, py4j or the JVM raise `exc`?"""
+    return type(exc).__module__.split(".", 1)[0] in ("pyspark", "py4j")
+
+
+def _is_missing(exc: BaseException) -> bool:
+    text = str(exc)
+    return "TABLE_OR_VIEW_NOT_FOUND" in text or "SCHEMA_NOT_FOUND" in text
+
+
+def _refused(exc: BaseException, what: str) -> IdempotentWriteError:
+    """One clear error for an exception of Spark's: its first line, not the JVM's stack."""
+    lines = str(exc).strip().splitlines()
+    reason = " ".join(lines[0].split()) if lines else type(exc).__name__
+    return DatabaseRefusedError(f"{what}; nothing was written: {type(exc).__name__}: {reason}")

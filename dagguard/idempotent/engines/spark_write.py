@@ -1,0 +1,163 @@
+"""One Spark write: the rows the write owns (its scope, whole partitions of the table) replaced
+by the new rows in one dynamic partition overwrite, then the scope's partitions the new rows
+left empty dropped.
+
+Spark's Parquet tables (no Delta or Iceberg jars) cannot delete or update rows, only replace
+partitions: `INSERT OVERWRITE` with `spark.sql.sources.partitionOverwriteMode=dynamic`
+replaces exactly the partitions its rows fall in and leaves every other partition's files
+alone. A merge is planned as a join of the scope's rows with the batch (inserted, updated and
+deleted counted by one aggregation), and its result written the same way.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+# Writes of one process take turns, from reading the interval to dropping its stale partitions:
+# two threads replacing the same interval's partitions at once could leave some of each one's
+# (Parquet tables detect no conflict), and the session's overwrite mode is set for one write.
+WRITE_LOCK = threading.RLock()
+_MODE = "spark.sql.sources.partitionOverwriteMode"
+# Marks the side of the merge's join a row came from.
+_TARGET, _SOURCE = "__dagguard_t", "__dagguard_s"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the write puts in the scope (None: nothing changes) and what it counts."""
+
+    rows: Any
+    inserted: int
+    updated: int
+    deleted: int
+
+
+def fingerprint(frame: Any, columns: list[str]) -> tuple[int, int, int]:
+    """(row count, sum of 64-bit hashes, sum of 32-bit hashes) of the rows over `columns`: equal
+    for equal multisets of rows whatever their order, computed as one aggregation. Each value
+    is hashed with its NULL flag, so (1, NULL) and (NULL, 1) differ."""
+    from pyspark.sql import functions as F
+
+    parts = [part for name in sorted(columns) for part in (F.col(name), F.col(name).isNull())]
+    found = frame.agg(F.count(F.lit(1)),
+                      F.sum(F.xxhash64(*parts).cast("decimal(38,0)")),
+                      F.sum(F.hash(*parts).cast("bigint"))).first()
+    return int(found[0]), int(found[1] or 0), int(found[2] or 0)
+
+
+def as_checksum(found: tuple[int, int, int], version: tuple[int, ...]) -> str:
+    """`rows:spark4.3-<hex>.<hex>`: a checksum of its own kind, compared with its kind only."""
+    return f"{found[0]}:spark{'.'.join(str(v) for v in version[:2])}-{found[1] & (2**128 - 1):x}.{found[2] & (2**64 - 1):x}"
+
+
+def plan_merge(current: Any, batch: Any, keys: tuple[str, ...], table_columns: list[str],
+               delete_missing: bool) -> Plan:
+    """The scope's rows after merging `batch` into `current` on `keys` (NULL matching NULL):
+    matched rows take the batch's values, unmatched batch rows are inserted, unmatched current
+    rows kept (deleted with delete_missing). Counted in one aggregation; None rows when nothing
+    changes."""
+    from pyspark.sql import functions as F
+
+    t = current.select(*[F.col(c).alias(f"t_{c}") for c in table_columns], F.lit(True).alias(_TARGET))
+    s = batch.select(*[F.col(c).alias(f"s_{c}") for c in batch.columns], F.lit(True).alias(_SOURCE))
+    on = [F.col(f"t_{k}").eqNullSafe(F.col(f"s_{k}")) for k in keys]
+    joined = t.join(s, on=on[0] if len(on) == 1 else _all(on), how="full_outer")
+    in_t, in_s = F.col(_TARGET).isNotNull(), F.col(_SOURCE).isNotNull()
+    values = [c for c in batch.columns if c not in keys]
+    same = _all([F.col(f"t_{c}").eqNullSafe(F.col(f"s_{c}")) for c in values]) if values else F.lit(True)
+    counts = joined.agg(F.count(F.when(in_s & ~in_t, 1)), F.count(F.when(in_s & in_t & ~same, 1)),
+                        F.count(F.when(in_t & ~in_s, 1))).first()
+    inserted, updated, missing = int(counts[0]), int(counts[1]), int(counts[2])
+    deleted = missing if delete_missing else 0
+    if not (inserted or updated or deleted):
+        return Plan(None, 0, 0, 0)
+    kept = joined.where(in_s | F.lit(not delete_missing))
+    merged = kept.select(*[
+        (F.when(in_s, F.col(f"s_{c}")).otherwise(F.col(f"t_{c}")) if c in batch.columns else F.col(f"t_{c}")).alias(c)
+        for c in table_columns])
+    return Plan(merged, inserted, updated, deleted)
+
+
+def _all(conditions: list[Any]) -> Any:
+    combined = conditions[0]
+    for condition in conditions[1:]:
+        combined = combined & condition
+    return combined
+
+
+def stale_partitions(current: Any, new_rows: Any | None, partition_types: dict[str, str]) -> list[dict[str, Any]]:
+    """The scope's partitions that the new rows leave empty (all of them when there are no new
+    rows), as {column: value}: partition values only come back, never rows. Timestamps come
+    back as UTC instants (as microseconds, which no time zone of the driver can shift)."""
+    from datetime import datetime, timedelta, timezone
+
+    from pyspark.sql import functions as F
+
+    names = list(partition_types)
+    existing = current.select(*names).distinct()
+    if new_rows is not None:
+        written = new_rows.select(*names).distinct()
+        on = _all([existing[c].eqNullSafe(written[c]) for c in names])
+        existing = existing.join(written, on=on, how="left_anti")
+    exact = [F.unix_micros(F.col(c)).alias(c) if partition_types[c] == "timestamp" else F.col(c) for c in names]
+    epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
+    found = []
+    for row in existing.select(*exact).collect():
+        values = row.asDict()
+        for name in names:
+            if partition_types[name] == "timestamp" and values[name] is not None:
+                values[name] = epoch + timedelta(microseconds=values[name])
+        found.append(values)
+    return found
+
+
+def overwrite_partitions(spark: Any, table: str, rows: Any, stale: list[dict[str, Any]],
+                         partition_types: dict[str, str]) -> None:
+    """Replace the partitions `rows` fall in with `rows` (dynamic partition overwrite, the mode
+    set for this write only), then drop the `stale` partitions; no other partition is touched."""
+    if rows is not None:
+        with _overwrite_mode(spark, "dynamic"):
+            rows.write.insertInto(table, overwrite=True)
+    if stale:
+        specs = ", ".join("PARTITION (" + ", ".join(f"`{name}` = {_literal(row[name], partition_types[name])}"
+                                                     for name in partition_types) + ")" for row in stale)
+        spark.sql(f"ALTER TABLE {table} DROP IF EXISTS {specs}")
+
+
+@contextmanager
+def _overwrite_mode(spark: Any, mode: str) -> Iterator[None]:
+    """The session's partition overwrite mode set to `mode` around one write, then restored."""
+    with WRITE_LOCK:
+        before = spark.conf.get(_MODE, None)
+        spark.conf.set(_MODE, mode)
+        try:
+            yield
+        finally:
+            if before is None:
+                spark.conf.unset(_MODE)
+            else:
+                spark.conf.set(_MODE, before)
+
+
+def _literal(value: Any, declared: str) -> str:
+    """A partition value as a typed Spark SQL literal (timestamps as UTC instants)."""
+    from datetime import date, datetime, timezone
+
+    if value is None:
+        return "NULL"
+    if isinstance(value, datetime):
+        instant = value.astimezone(timezone.utc) if value.tzinfo else value
+        suffix = "+00:00" if value.tzinfo else ""
+        kind = "TIMESTAMP_NTZ" if declared == "timestamp_ntz" else "TIMESTAMP"
+        return f"{kind} '{instant.strftime('%Y-%m-%d %H:%M:%S.%f')}{suffix}'"
+    if isinstance(value, date):
+        return f"DATE '{value.isoformat()}'"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    text = str(value).replace("\\", "\\\\").replace("'", "\\'")
+    return f"'{text}'"
