@@ -30,9 +30,14 @@ class DagSummary:
     end_date: str
     max_active_runs: str
     max_active_tasks: str
+    # What a partitioned DAG's runs carry instead of a data interval; "" for other DAGs.
+    partition: str = ""
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        values = asdict(self)
+        if not self.partition:
+            del values["partition"]   # listed for partitioned DAGs only, in JSON as in text
+        return values
 
 
 def summarize(dag: DagModel, shown: str, line: int) -> DagSummary:
@@ -47,15 +52,20 @@ def summarize(dag: DagModel, shown: str, line: int) -> DagSummary:
         end_date=_date(dag, "end_date"),
         max_active_runs=_argument(dag.args, "max_active_runs"),
         max_active_tasks=_argument(dag.args, "max_active_tasks"),
+        partition=_partition(dag),
     )
 
 
 def _schedule(dag: DagModel, name: str) -> str:
+    from dagguard.model.partitions import partition_schedule
     from dagguard.model.schedules import unread_timetable
 
     written = _argument(dag.args, name)
     if written != UNKNOWN_TEXT:
         return written
+    partitions = partition_schedule(dag)
+    if partitions is not None:
+        return partitions.describe()
     # Airflow's timetable classes are named even when their value is not static: such a DAG
     # recurs, on crons that are listed when known.
     timetable = unread_timetable(dag)
@@ -63,6 +73,13 @@ def _schedule(dag: DagModel, name: str) -> str:
         return written
     kind, rec = timetable
     return f"{kind}({', '.join(rec.crons) or UNKNOWN_TEXT})"
+
+
+def _partition(dag: DagModel) -> str:
+    from dagguard.model.partitions import partition_schedule
+
+    partitions = partition_schedule(dag)
+    return partitions.runs() if partitions is not None else ""
 
 
 def _date(dag: DagModel, name: str) -> str:
@@ -101,6 +118,8 @@ def format_text(dags: list[DagSummary]) -> str:
     lines = []
     for dag in dags:
         values = " ".join(f"{name}={getattr(dag, name)}" for name in LISTED_ARGUMENTS)
+        if dag.partition:
+            values += f" partition={dag.partition}"
         lines.append(f"{dag.path}:{dag.line}: {dag.dag_id} ({dag.found_by}) {values}")
     return "\n".join(lines)
 
