@@ -32,6 +32,7 @@ _REGISTRY: tuple[tuple[str, str, str], ...] = (
     ("DG205", "dg205_removed_template_variable", "RemovedTemplateVariable"),
     ("DG206", "dg206_empty_data_interval", "EmptyDataInterval"),
     ("DG207", "dg207_logical_date_on_trigger_timetable", "LogicalDateOnTriggerTimetable"),
+    ("DG208", "dg208_data_interval_on_partitioned_dag", "DataIntervalOnPartitionedDag"),
     ("DG301", "dg301_top_level_variable_get", "TopLevelVariableGet"),
     ("DG302", "dg302_duplicate_dag_id", "DuplicateDagId"),
     ("DG303", "dg303_duplicate_task_id", "DuplicateTaskId"),

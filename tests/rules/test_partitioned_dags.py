@@ -1,0 +1,218 @@
+"""Rules on partitioned DAGs (CronPartitionTimetable, PartitionedAssetTimetable,
+PartitionedAtRuntime) and @asset DAGs: DG208, DG201 keyed on the partition, DG206/DG207 silent,
+DG101-DG108 where @asset takes the argument."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.lint_helpers import codes, lint
+
+CRON = 'CronPartitionTimetable("0 * * * *", timezone="UTC")'
+ASSETS = 'PartitionedAssetTimetable(assets=Asset("hourly"), default_partition_mapper=StartOfDayMapper())'
+RUNTIME = "PartitionedAtRuntime()"
+HEAD = """
+from airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator
+from airflow.providers.postgres.hooks.postgres import PostgresHook
+from airflow.sdk import (DAG, Asset, CronPartitionTimetable, PartitionedAssetTimetable, PartitionedAtRuntime,
+                         StartOfDayMapper, asset, get_current_context, task)
+"""
+
+
+def on(schedule: str, body: str) -> str:
+    indented = "\n".join("    " + line if line else line for line in body.strip("\n").splitlines())
+    return HEAD + f"\nwith DAG('parts', schedule={schedule}, max_active_runs=1, max_active_tasks=1):\n{indented}\n"
+
+
+@pytest.mark.parametrize("schedule", [CRON, ASSETS, RUNTIME], ids=["cron", "assets", "runtime"])
+@pytest.mark.parametrize(("body", "shown"), [
+    ("SQLExecuteQueryOperator(task_id='t', conn_id='w', sql=\"SELECT * FROM e WHERE ts >= '{{ data_interval_start }}'\")",
+     "{{ data_interval_start }}"),
+    ("@task\ndef t(data_interval_end=None):\n    return data_interval_end\nt()", "the parameter data_interval_end"),
+    ("@task\ndef t(**context):\n    return context['ds']\nt()", 'context["ds"]'),
+    ("@task\ndef t():\n    return get_current_context().get('logical_date').isoformat()\nt()", 'context["logical_date"]'),
+    ("@task\ndef t(dag_run=None):\n    return dag_run.data_interval_start\nt()", "dag_run.data_interval_start"),
+], ids=["template", "parameter", "lookup", "current-context", "run-attribute"])
+def test_dg208_flags_every_way_of_reading_the_interval(tmp_path, schedule, body, shown):
+    [finding] = [f for f in lint(tmp_path, on(schedule, body)) if f.code == "DG208"]
+    assert f"task 't' reads {shown}, but DAG 'parts' is scheduled {schedule.split('(')[0]}, whose runs carry " \
+           "a partition key and no data interval or logical date" in finding.message
+
+
+def test_dg208_names_every_key_a_task_reads_once(tmp_path):
+    found = lint(tmp_path, on(CRON, "SQLExecuteQueryOperator(task_id='t', conn_id='w', sql=\"SELECT "
+                                     "'{{ ds }}', '{{ ts }}' WHERE x < '{{ ds }}'\")"))
+    [finding] = [f for f in found if f.code == "DG208"]
+    assert "reads {{ ds }} and {{ ts }}, but" in finding.message
+    assert "UndefinedError" in finding.message
+
+
+def test_dg208_reads_in_a_helper_the_task_calls(tmp_path):
+    code = HEAD + """
+def since(context):
+    return context["data_interval_start"]
+
+with DAG("parts", schedule=CronPartitionTimetable("0 * * * *", timezone="UTC")):
+    @task
+    def t(**context):
+        return since(context)
+
+    t()
+"""
+    assert "DG208" in codes(lint(tmp_path, code))
+
+
+def test_dg208_through_a_schedule_constant(tmp_path):
+    code = HEAD + """
+HOURLY = CronPartitionTimetable("0 * * * *", timezone="UTC")
+with DAG("parts", schedule=HOURLY):
+    SQLExecuteQueryOperator(task_id="t", conn_id="w", sql="SELECT '{{ data_interval_end }}'")
+"""
+    assert "DG208" in codes(lint(tmp_path, code))
+
+
+@pytest.mark.parametrize("body", [
+    "SQLExecuteQueryOperator(task_id='t', conn_id='w', sql=\"SELECT '{{ partition_key }}'\")",
+    "@task\ndef t(partition_date=None, partition_key=None):\n    return partition_key, partition_date\nt()",
+    "@task\ndef t(**context):\n    return context.get('data_interval_start') or context['partition_date']\nt()",
+    "@task\ndef t(**context):\n    if context.get('ds') is None:\n        return context['partition_key']\nt()",
+], ids=["partition-template", "partition-parameters", "fallback-or", "is-none-check"])
+def test_dg208_silent_on_partition_reads_and_fallbacks(tmp_path, body):
+    assert "DG208" not in codes(lint(tmp_path, on(CRON, body)))
+
+
+@pytest.mark.parametrize("schedule", ['"@hourly"', 'CronTriggerTimetable("0 * * * *", timezone="UTC")', "None"])
+def test_dg208_silent_on_other_schedules(tmp_path, schedule):
+    code = on(schedule, "@task\ndef t(**context):\n    return context['data_interval_start']\nt()")
+    code = code.replace("from airflow.sdk import (", "from airflow.sdk import (CronTriggerTimetable, ")
+    assert "DG208" not in codes(lint(tmp_path, code))
+
+
+def test_dg208_on_an_asset_function_reads_its_context_parameter_only(tmp_path):
+    code = HEAD + f"""
+@asset(schedule={CRON})
+def reads_context(context):
+    return context["data_interval_start"]
+
+# `data_interval_start` without a default is an inlet asset of that name for @asset, not the context's.
+@asset(schedule={CRON})
+def takes_an_inlet(data_interval_start):
+    return data_interval_start
+"""
+    found = [f for f in lint(tmp_path, code) if f.code == "DG208"]
+    assert [f.message.split(" reads")[0] for f in found] == ["task 'reads_context'"]
+    assert "DAG 'reads_context' is scheduled CronPartitionTimetable" in found[0].message
+
+
+def test_dg208_on_an_asset_that_is_also_a_task_reads_its_parameters(tmp_path):
+    code = HEAD + f"""
+@asset(schedule={CRON})
+@task
+def both(data_interval_start=None):
+    return data_interval_start
+"""
+    assert "DG208" in codes(lint(tmp_path, code))
+
+
+def test_dg208_leaves_parameters_idempotent_write_fills_but_not_logical_date(tmp_path):
+    code = HEAD + """
+from dagguard.idempotent import idempotent_write
+
+with DAG("parts", schedule=CronPartitionTimetable("0 * * * *", timezone="UTC")):
+    @task
+    @idempotent_write(conn_id="w", table="t", time_column="ts")
+    def filled(data_interval_start=None, data_interval_end=None, ds=None):
+        return []
+
+    @task
+    @idempotent_write(conn_id="w", table="t", time_column="ts")
+    def not_filled(logical_date=None):
+        return []
+
+    filled(); not_filled()
+"""
+    found = [f for f in lint(tmp_path, code) if f.code == "DG208"]
+    assert [f.message.split(" reads")[0] for f in found] == ["task 'not_filled'"]
+
+
+# --- DG201: the partition is the key -------------------------------------------------------
+
+@pytest.mark.parametrize("body", [
+    "SQLExecuteQueryOperator(task_id='t', conn_id='w', sql=\"DELETE FROM t WHERE k = '{{ partition_key }}'; "
+    "INSERT INTO t SELECT * FROM raw WHERE k = '{{ partition_key }}'\")",
+    "SQLExecuteQueryOperator(task_id='t', conn_id='w', sql=\"INSERT INTO t SELECT * FROM raw WHERE day = "
+    "'{{ partition_date }}'\")",
+    "@task\ndef t(partition_key=None):\n    PostgresHook('w').insert_rows('t', [(partition_key, 1)], replace=True)\nt()",
+    "@task\ndef t():\n    day = get_current_context()['partition_date']\n"
+    "    PostgresHook('w').insert_rows('t', [(day, 1)], replace=True)\nt()",
+], ids=["sql-key", "sql-date", "python-parameter", "python-context"])
+def test_dg201_accepts_the_partition_as_the_key(tmp_path, body):
+    assert "DG201" not in codes(lint(tmp_path, on(CRON, body)))
+
+
+@pytest.mark.parametrize("schedule", [CRON, ASSETS, RUNTIME], ids=["cron", "assets", "runtime"])
+def test_dg201_flags_a_partitioned_write_keyed_on_nothing_and_says_partition(tmp_path, schedule):
+    code = on(schedule, "@task\ndef t():\n    PostgresHook('w').insert_rows('t', [(1, 1)])\nt()")
+    [finding] = [f for f in lint(tmp_path, code) if f.code == "DG201"]
+    assert "nothing it writes depends on the run's partition_key or partition_date" in finding.message
+    assert "{{ partition_key }}" in finding.help
+
+
+# --- DG206/DG207 stay on trigger timetables -------------------------------------------------
+
+@pytest.mark.parametrize("schedule", [CRON, ASSETS, RUNTIME], ids=["cron", "assets", "runtime"])
+def test_dg206_and_dg207_silent_on_partition_timetables(tmp_path, schedule):
+    body = ("SQLExecuteQueryOperator(task_id='t', conn_id='w', sql=\"SELECT * FROM e WHERE ts >= "
+            "'{{ data_interval_start }}' AND ts < '{{ data_interval_end }}' AND day = '{{ ds }}'\")")
+    found = codes(lint(tmp_path, on(schedule, body)))
+    assert "DG206" not in found and "DG207" not in found
+    assert "DG208" in found
+
+
+def test_dg206_still_flags_the_same_task_on_a_cron_schedule(tmp_path):
+    body = ("SQLExecuteQueryOperator(task_id='t', conn_id='w', sql=\"SELECT * FROM e WHERE ts >= "
+            "'{{ data_interval_start }}' AND ts < '{{ data_interval_end }}'\")")
+    assert "DG206" in codes(lint(tmp_path, on('"@hourly"', body)))
+
+
+# --- DG101-DG108 on @asset DAGs ---------------------------------------------------------------
+
+def test_asset_dags_get_no_finding_for_arguments_they_cannot_take(tmp_path):
+    code = HEAD + f"""
+@asset(schedule={CRON})
+def hourly_events():
+    pass
+
+@asset.multi(schedule="@daily", outlets=[Asset("a"), Asset("b")])
+def two():
+    pass
+"""
+    assert [c for c in codes(lint(tmp_path, code)) if c.startswith("DG1")] == []
+
+
+def test_asset_dag_arguments_are_checked(tmp_path):
+    code = HEAD + """
+import datetime
+
+@asset(schedule="@daily", description=f"built {datetime.datetime.now()}")
+def inflating():
+    pass
+
+@asset(schedule_interval="@daily")
+def removed_argument():
+    pass
+"""
+    found = codes(lint(tmp_path, code))
+    assert "DG108" in found and "DG106" in found
+
+
+def test_airflow_s_own_example_of_partitions_gets_only_the_expected_findings(tmp_path):
+    airflow = pytest.importorskip("airflow")
+    example = Path(airflow.__file__).parent / "example_dags" / "example_asset_partition.py"
+    found = lint(tmp_path, example.read_text(encoding="utf-8"))
+    # The two DAG() ingestions on a cron: 16 runs or tasks at once; the DAG Airflow never
+    # triggers (its mappers' keys never match).
+    assert sorted(codes(found)) == ["DG102", "DG102", "DG103", "DG103"] + (
+        ["DG110"] if any(f.code == "DG110" for f in found) else [])
