@@ -180,7 +180,9 @@ def _asset_partitions(call: cst.Call, evaluator: Evaluator) -> PartitionSchedule
 
 
 def _written(node: cst.CSTNode) -> str:
-    """The expression's code on one line."""
+    """The expression's code on one line, without parentheses around it."""
+    if getattr(node, "lpar", None):
+        node = node.with_changes(lpar=[], rpar=[])  # type: ignore[attr-defined]
     return " ".join(cst.Module(body=[]).code_for_node(node).split())
 
 
@@ -346,3 +348,65 @@ def _fixed_key(name: str, call: cst.Call, evaluator: Evaluator) -> Optional[str]
         return None
     first = next((a.value for a in call.args if a.keyword is None and not a.star), None)
     return _static_text(first if first is not None else keyword_argument(call, "downstream_key"), evaluator)
+
+
+# strftime directives of a fixed width of digits; a format using any other (%B, %A, %p, %z...)
+# has no shape dagguard compares.
+_DIGIT_DIRECTIVES = {"Y": 4, "G": 4, "m": 2, "d": 2, "H": 2, "M": 2, "S": 2, "V": 2, "U": 2, "W": 2,
+                     "j": 3, "u": 1, "w": 1, "y": 2, "f": 6}
+
+
+def key_shape(mapper: Mapper) -> Optional[tuple[Optional[str], ...]]:
+    """What every key the mapper emits looks like, one entry per character: the character, or
+    None for any digit (`%Y-%m` is four digits, "-", two digits); a FixedKeyMapper's key itself.
+    None when not statically known or not of a fixed width."""
+    if mapper.fixed_key is not None:
+        return tuple(mapper.fixed_key)
+    if mapper.key_format is None:
+        return None
+    text = mapper.key_format.replace("{quarter}", "%q")
+    shape: list[Optional[str]] = []
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char != "%":
+            shape.append(char)
+            index += 1
+            continue
+        directive = text[index + 1:index + 2]
+        if directive == "%":
+            shape.append("%")
+        elif directive == "q":
+            shape.append(None)
+        elif directive in _DIGIT_DIRECTIVES:
+            shape.extend([None] * _DIGIT_DIRECTIVES[directive])
+        else:
+            return None
+        index += 2
+    return tuple(shape)
+
+
+def shapes_can_match(first: tuple[Optional[str], ...], other: tuple[Optional[str], ...]) -> bool:
+    """Can a key of one shape equal a key of the other?"""
+    if len(first) != len(other):
+        return False
+    return all(a == b or (a is None and (b is None or b.isdigit())) or (b is None and a.isdigit())
+               for a, b in zip(first, other))
+
+
+def never_matching(schedule: PartitionSchedule) -> Optional[tuple[PartitionedAsset, PartitionedAsset]]:
+    """Two assets of an AND whose mapped keys can never be equal (shapes of different widths or
+    literals, different fixed keys), so that no partition ever has an event from both and
+    Airflow never triggers the DAG (assets/manager.py keys its pending runs by the mapped key).
+    None otherwise."""
+    if not schedule.every_asset:
+        return None
+    shapes = [(asset, key_shape(asset.mapper)) for asset in schedule.assets if asset.mapper is not None]
+    if len(shapes) != len(schedule.assets):
+        return None
+    known = [(asset, shape) for asset, shape in shapes if shape is not None]
+    for index, (first, first_shape) in enumerate(known):
+        for other, shape in known[index + 1:]:
+            if not shapes_can_match(first_shape, shape):
+                return first, other
+    return None

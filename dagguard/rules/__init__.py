@@ -25,6 +25,7 @@ _REGISTRY: tuple[tuple[str, str, str], ...] = (
     ("DG107", "dg107_large_catchup_backlog", "LargeCatchupBacklog"),
     ("DG108", "dg108_dag_version_inflation", "DagVersionInflation"),
     ("DG109", "dg109_removed_operator_argument", "RemovedOperatorArgument"),
+    ("DG110", "dg110_partition_keys_never_match", "PartitionKeysNeverMatch"),
     ("DG201", "dg201_write_not_keyed_on_interval", "WriteNotKeyedOnInterval"),
     ("DG202", "dg202_wall_clock_in_task", "WallClockInTask"),
     ("DG203", "dg203_append_only_insert", "AppendOnlyInsert"),

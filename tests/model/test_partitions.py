@@ -9,7 +9,7 @@ import libcst as cst
 import pytest
 
 from dagguard.model.dags import build_file_model
-from dagguard.model.partitions import partition_schedule
+from dagguard.model.partitions import Mapper, key_shape, partition_schedule, shapes_can_match
 
 
 def dags(code: str):
@@ -167,3 +167,27 @@ def test_other_schedules_are_no_partitions():
             pass
     """)
     assert [partition_schedule(dag) for dag in found.values()] == [None, None]
+
+
+def _shape(key_format=None, fixed_key=None):
+    return key_shape(Mapper("M", "M", key_format, fixed_key))
+
+
+@pytest.mark.parametrize(("first", "other", "can"), [
+    (_shape("%Y"), _shape("%Y-%m-%dT%H"), False),
+    (_shape("%Y-%m-%d"), _shape("%Y-%m-%d"), True),
+    (_shape("%Y-%m-%d"), _shape("%Y%m%d"), False),
+    (_shape("%Y"), _shape(fixed_key="2026"), True),            # a fixed key a year can equal
+    (_shape("%Y"), _shape(fixed_key="all_regions"), False),
+    (_shape(fixed_key="a"), _shape(fixed_key="b"), False),
+    (_shape("%Y-Q{quarter}"), _shape("%Y-Q1"), True),
+    (_shape("%Y-%m-01"), _shape("%Y-%m-%d"), True),            # literal digits against a day
+    (_shape("%Y-%m-01"), _shape("%Y-%m-xx"), False),
+])
+def test_key_shapes(first, other, can):
+    assert shapes_can_match(first, other) is can
+
+
+@pytest.mark.parametrize("key_format", ["%B %Y", "%-d", "%Y%z", None])
+def test_formats_of_no_fixed_width_have_no_shape(key_format):
+    assert _shape(key_format) is None

@@ -17,7 +17,7 @@ import pytest
 from dagguard.api import check_paths
 from dagguard.config import Settings
 from dagguard.model.dags import build_file_model
-from dagguard.model.partitions import partition_schedule
+from dagguard.model.partitions import never_matching, partition_schedule
 from tests.lint_helpers import NOW
 
 if not os.environ.get("CI"):
@@ -140,8 +140,7 @@ def test_mappers_and_their_key_formats_are_airflow_s(airflow_dags, modelled):
         assert {asset.name: asset.mapper.key_format for asset in schedule.assets} == loaded["assets"], dag_id
 
 
-def test_the_dag_airflow_never_triggers_is_the_only_and_of_assets_with_two_key_formats(modelled):
-    mixed = {dag_id for dag_id, dag in modelled.items()
-             if (s := partition_schedule(dag)) is not None and s.every_asset
-             and len({a.mapper.key_format for a in s.assets}) > 1}
-    assert mixed == {"player_odds_quality_check_wont_ever_to_trigger"}
+def test_the_dag_airflow_never_triggers_is_the_only_one_whose_keys_never_match(modelled):
+    never = {dag_id for dag_id, dag in modelled.items()
+             if (s := partition_schedule(dag)) is not None and never_matching(s) is not None}
+    assert never == {"player_odds_quality_check_wont_ever_to_trigger"}

@@ -213,6 +213,55 @@ def test_airflow_s_own_example_of_partitions_gets_only_the_expected_findings(tmp
     example = Path(airflow.__file__).parent / "example_dags" / "example_asset_partition.py"
     found = lint(tmp_path, example.read_text(encoding="utf-8"))
     # The two DAG() ingestions on a cron: 16 runs or tasks at once; the DAG Airflow never
-    # triggers (its mappers' keys never match).
-    assert sorted(codes(found)) == ["DG102", "DG102", "DG103", "DG103"] + (
-        ["DG110"] if any(f.code == "DG110" for f in found) else [])
+    # triggers, as its name says (its mappers' keys never match).
+    assert sorted(codes(found)) == ["DG102", "DG102", "DG103", "DG103", "DG110"]
+    [never] = [f for f in found if f.code == "DG110"]
+    assert "DAG 'player_odds_quality_check_wont_ever_to_trigger' waits for a partition of every one of " \
+           "combined_player_stats & team_a_player_stats & Asset.ref(name=\"team_b_player_stats\"), but their " \
+           "partition mappers emit keys that never match ('%Y' from StartOfYearMapper for combined_player_stats, " \
+           "'%Y-%m-%dT%H' from StartOfHourMapper for team_a_player_stats); Airflow never triggers a run" \
+           == never.message
+
+
+# --- DG110: mappers whose keys never match --------------------------------------------------
+
+MAPPERS = """
+from airflow.sdk import (DAG, Asset, AssetAll, PartitionedAssetTimetable, StartOfDayMapper, StartOfHourMapper,
+                         StartOfMonthMapper, asset)
+from my_mappers import BusinessDayMapper
+"""
+
+
+@pytest.mark.parametrize(("schedule", "flagged"), [
+    ("PartitionedAssetTimetable(assets=AssetAll(Asset('a'), Asset('b')), partition_mapper_config="
+     "{Asset('a'): StartOfDayMapper()}, default_partition_mapper=StartOfMonthMapper())", True),
+    ("PartitionedAssetTimetable(assets=Asset('a') & hourly_events, partition_mapper_config="
+     "{Asset.ref(name='hourly_events'): StartOfHourMapper()}, default_partition_mapper=StartOfDayMapper())", True),
+    # Each has an entry, matched by URI: both emit days.
+    ("PartitionedAssetTimetable(assets=Asset(name='a', uri='s3://a') & Asset(name='b', uri='s3://b'), "
+     "partition_mapper_config={Asset.ref(uri='s3://a'): StartOfDayMapper(), Asset.ref(uri='s3://b'): "
+     "StartOfDayMapper()})", False),
+    # A mapper dagguard cannot read, a config it cannot read, a condition of assets it cannot read.
+    ("PartitionedAssetTimetable(assets=Asset('a') & Asset('b'), partition_mapper_config="
+     "{Asset('a'): BusinessDayMapper()}, default_partition_mapper=StartOfMonthMapper())", False),
+    ("PartitionedAssetTimetable(assets=Asset('a') & Asset('b'), partition_mapper_config=CONFIG, "
+     "default_partition_mapper=StartOfMonthMapper())", False),
+    ("PartitionedAssetTimetable(assets=Asset('a') & load_asset(), partition_mapper_config="
+     "{Asset('a'): StartOfDayMapper()}, default_partition_mapper=StartOfMonthMapper())", False),
+    ("PartitionedAssetTimetable(assets=Asset('a') & Asset('b'), partition_mapper_config="
+     "{Asset('a'): StartOfDayMapper(output_format=FORMAT)}, default_partition_mapper=StartOfMonthMapper())", False),
+], ids=["asset-all", "asset-function-by-name", "by-uri", "custom-mapper", "config-not-static",
+        "asset-not-static", "format-not-static"])
+def test_dg110(tmp_path, schedule, flagged):
+    code = MAPPERS + f"""
+CONFIG = load_config()
+FORMAT = load_format()
+
+@asset(schedule=None)
+def hourly_events():
+    pass
+
+with DAG("joined", schedule={schedule}):
+    pass
+"""
+    assert ("DG110" in codes(lint(tmp_path, code))) is flagged
