@@ -67,6 +67,13 @@ ASSET_DAG_ARGUMENTS = frozenset({
     "on_success_callback", "on_failure_callback", "access_control", "owner_links", "tags",
 })
 
+# What else each decorator takes: the asset's own fields, or @asset.multi's outlets. Any other
+# keyword raises TypeError when the file loads.
+ASSET_DECORATOR_ARGUMENTS = {
+    "@asset": ASSET_DAG_ARGUMENTS | {"name", "uri", "group", "extra", "watchers"},
+    "@asset.multi": ASSET_DAG_ARGUMENTS | {"outlets"},
+}
+
 
 @dataclass
 class DagModel:
@@ -87,8 +94,10 @@ class DagModel:
     nesting: Nesting = ()
     factory: Optional[str] = None    # the factory or wrapper whose call made it, qualified
     factory_call: Optional[FactoryCall] = field(default=None, repr=False, compare=False)
-    # "@asset" or "@asset.multi" for the one-task DAG such a decorated function is.
+    # "@asset" or "@asset.multi" for the one-task DAG such a decorated function is, and the
+    # arguments written on the decorator (`args` has Airflow's catchup=False in place of any).
     asset_decorator: Optional[str] = None
+    asset_arguments: Optional[Arguments] = None
 
     def accepts(self, name: str) -> bool:
         """Can the DAG's author set the DAG argument `name`? @asset takes only some of them."""
@@ -482,11 +491,13 @@ def _asset_dag(b: _Builder, node: cst.FunctionDef, decorator: cst.Decorator, ctx
     name = args.get("name") if not multi else None
     default_id = node.name.value if name is None else (name.value if isinstance(name.value, str) else None)
     fixed = ArgValue("catchup", cst.Name("False"), False, "asset", decorator)
+    written = args
     args = Arguments({**args.values, "catchup": fixed}, args.complete)
     if call is not None:
         b.claimed_calls.add(id(call))
     dag = b._make_dag(args, evaluator, "asset", call, decorator.decorator, node, ctx, default_id=default_id)
     dag.asset_decorator = "@asset.multi" if multi else "@asset"
+    dag.asset_arguments = written
     b.asset_functions[id(node)] = dag
 
 

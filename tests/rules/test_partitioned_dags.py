@@ -265,3 +265,45 @@ with DAG("joined", schedule={schedule}):
     pass
 """
     assert ("DG110" in codes(lint(tmp_path, code))) is flagged
+
+
+def test_dg105_an_asset_without_schedule_fails_to_load(tmp_path):
+    code = HEAD + "\n@asset(uri='s3://x')\ndef orders():\n    pass\n"
+    [finding] = [f for f in lint(tmp_path, code) if f.code == "DG105"]
+    assert finding.severity == "error"
+    assert "(@asset) passes no schedule, which @asset requires; the file fails to load with TypeError" \
+        in finding.message
+
+
+ASSET_ARGUMENTS = """
+import sys
+from airflow.sdk import Asset, asset
+
+for decorator, name in ((asset, "uri"), (asset, "catchup"), (asset, "max_active_runs"), (asset, "start_date"),
+                        (asset.multi, "uri"), (asset.multi, "outlets"), (asset, "tags"), (asset, "description")):
+    kwargs = {"schedule": None, name: [Asset("a")] if name == "outlets" else None}
+    if decorator is asset.multi and name != "outlets":
+        kwargs["outlets"] = [Asset("a")]
+    try:
+        decorator(**kwargs)
+        print("ACCEPTS", decorator.__qualname__, name)
+    except TypeError:
+        print("REJECTS", decorator.__qualname__, name)
+"""
+
+
+def test_dg106_flags_exactly_the_asset_arguments_airflow_rejects(tmp_path):
+    pytest.importorskip("airflow.sdk")
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", ASSET_ARGUMENTS], capture_output=True, text=True, timeout=300,
+                         env={**__import__("os").environ, "AIRFLOW_HOME": str(tmp_path / "home")})
+    answers = [line.split() for line in run.stdout.splitlines() if line.startswith(("ACCEPTS", "REJECTS"))]
+    assert len(answers) == 8, run.stderr[-2000:]
+    for verdict, qualname, name in answers:
+        decorator = "asset.multi" if qualname == "asset.multi" else "asset"
+        outlets = "" if name == "outlets" or decorator == "asset" else ", outlets=[Asset('a')]"
+        code = HEAD + f"\n@{decorator}(schedule=None, {name}=None{outlets})\ndef f():\n    pass\n"
+        flagged = [f for f in lint(tmp_path, code) if f.code == "DG106"]
+        assert bool(flagged) is (verdict == "REJECTS"), (qualname, name)
