@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Optional
 if TYPE_CHECKING:   # the listing is read without the model: a cached run has no tree
     from dagguard.model.arguments import Arguments
     from dagguard.model.dags import DagModel
+    from dagguard.model.partitions import PartitionSchedule
 
 UNKNOWN_TEXT = "unknown"
 NOT_SET = "not set"
@@ -42,28 +43,29 @@ class DagSummary:
 
 def summarize(dag: DagModel, shown: str, line: int) -> DagSummary:
     """The DAG's listing entry."""
+    from dagguard.model.partitions import partition_schedule
+
     schedule = next((name for name in _SCHEDULES if name in dag.args), "schedule")
+    partitions = partition_schedule(dag)
     return DagSummary(
         path=shown, line=line, dag_id=dag.dag_id if dag.dag_id is not None else UNKNOWN_TEXT,
         found_by=dag.found_by,
-        schedule=_schedule(dag, schedule),
+        schedule=_schedule(dag, schedule, partitions),
         catchup=_argument(dag.args, "catchup"),
         start_date=_date(dag, "start_date"),
         end_date=_date(dag, "end_date"),
         max_active_runs=_argument(dag.args, "max_active_runs"),
         max_active_tasks=_argument(dag.args, "max_active_tasks"),
-        partition=_partition(dag),
+        partition=partitions.runs() if partitions is not None else "",
     )
 
 
-def _schedule(dag: DagModel, name: str) -> str:
-    from dagguard.model.partitions import partition_schedule
+def _schedule(dag: DagModel, name: str, partitions: Optional[PartitionSchedule]) -> str:
     from dagguard.model.schedules import unread_timetable
 
     written = _argument(dag.args, name)
     if written != UNKNOWN_TEXT:
         return written
-    partitions = partition_schedule(dag)
     if partitions is not None:
         return partitions.describe()
     # Airflow's timetable classes are named even when their value is not static: such a DAG
@@ -73,13 +75,6 @@ def _schedule(dag: DagModel, name: str) -> str:
         return written
     kind, rec = timetable
     return f"{kind}({', '.join(rec.crons) or UNKNOWN_TEXT})"
-
-
-def _partition(dag: DagModel) -> str:
-    from dagguard.model.partitions import partition_schedule
-
-    partitions = partition_schedule(dag)
-    return partitions.runs() if partitions is not None else ""
 
 
 def _date(dag: DagModel, name: str) -> str:

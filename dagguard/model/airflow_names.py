@@ -99,6 +99,7 @@ ASSET_DECORATORS = frozenset({
     "airflow.sdk.definitions.asset.decorators.asset",
 })
 MULTI_ASSET_DECORATORS = frozenset(f"{name}.multi" for name in ASSET_DECORATORS)
+ANY_ASSET_DECORATORS = ASSET_DECORATORS | MULTI_ASSET_DECORATORS
 ASSET_REF_CALLS = frozenset(f"{name}.ref" for name in ("airflow.sdk.Asset", "airflow.sdk.definitions.asset.Asset"))
 ASSET_ALL_CLASSES = frozenset({"airflow.sdk.AssetAll", "airflow.sdk.definitions.asset.AssetAll"})
 # Partition mappers, by class name, as `airflow.sdk` exports them and where they are defined

@@ -442,7 +442,7 @@ def _handle_function(b: _Builder, node: cst.FunctionDef, ctx: _Ctx) -> list[tupl
     body_ctx = _Ctx(scope=inner_scope, dag=None, group="", parse_time=False)
     for decorator in node.decorators:
         target = decorator_target(decorator)
-        if ctx.scope.resolves_to(target, names.ASSET_DECORATORS | names.MULTI_ASSET_DECORATORS):
+        if ctx.scope.resolves_to(target, names.ANY_ASSET_DECORATORS):
             _asset_dag(b, node, decorator, ctx)
         elif ctx.scope.resolves_to(target, names.DAG_DECORATORS):
             evaluator = Evaluator(ctx.scope, fstrings=True)
