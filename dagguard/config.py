@@ -280,6 +280,11 @@ def _converters(path: Path) -> Mapping[str, tuple[str, Callable[[Any], Any]]]:
     }
 
 
+def known_keys() -> tuple[str, ...]:
+    """The keys `[tool.dagguard]` accepts (the cluster policy adds its own to them)."""
+    return tuple(_converters(Path("-")))
+
+
 def parse_table(table: Mapping[str, Any], path: Path) -> Settings:
     """Validate a `[tool.dagguard]` table read from `path`."""
     converters = _converters(path)

@@ -14,16 +14,18 @@ from dagguard.config import Settings
 from dagguard.engine.fixes import write_atomically
 from dagguard.engine.noqa import ALL, comment_line, directives, physical_lines
 from dagguard.engine.runner import check_paths
+from dagguard.engine.yaml_check import is_yaml_path, yaml_directives
 from dagguard.rules import SYNTAX_ERROR
 
 
-def add_noqa_to_text(text: str, codes_by_line: Mapping[int, Iterable[str]]) -> str:
-    """The text with each line's codes added to its noqa comment (or a new one at its end)."""
-    moved = comment_line(text)
+def add_noqa_to_text(text: str, codes_by_line: Mapping[int, Iterable[str]], yaml: bool = False) -> str:
+    """The text with each line's codes added to its noqa comment (or a new one at its end);
+    `yaml`: the text is dag-factory YAML, whose comments are read as YAML's."""
+    moved = comment_line(text) if not yaml else {}
     wanted: dict[int, set[str]] = defaultdict(set)
     for line, codes in codes_by_line.items():
         wanted[moved.get(line, line)].update(codes)
-    existing = directives(text)
+    existing = directives(text) if not yaml else dict(yaml_directives(text))
     lines = physical_lines(text)
     for number, codes in wanted.items():
         if not 1 <= number <= len(lines):
@@ -70,7 +72,7 @@ def add_noqa(paths: Iterable[Path], settings: Settings, now: dt.datetime) -> int
             text, encoding = _decode(source)
         except (SyntaxError, UnicodeDecodeError, LookupError):
             continue
-        fixed = add_noqa_to_text(text, codes_by_line)
+        fixed = add_noqa_to_text(text, codes_by_line, yaml=is_yaml_path(path))
         if fixed != text:
             changed_lines += sum(a != b for a, b in zip(text.splitlines(), fixed.splitlines()))
             write_atomically(path, fixed.encode(encoding))

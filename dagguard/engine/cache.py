@@ -102,6 +102,7 @@ class ResultCache:
                        tuple(sys.version_info[:3]), day)
         self._cwd = os.getcwd()
         self._digests: dict[str, str] = {}   # project module -> content hash, once per run
+        self._present: dict[str, bool] = {}   # a file a result depends on being absent -> is it there now
         self._paths: dict[str, Path] = {}     # the modules' paths, made once: files share them
         self._ready = False
         self.problem: Optional[str] = None   # why entries could not be written, if they could not
@@ -127,11 +128,13 @@ class ResultCache:
             payload = _unwrap(data)
             if payload is None:
                 return None
-            stamp, stored_digest, depends_on, facts = marshal.loads(payload)
+            stamp, stored_digest, depends_on, absent, facts = marshal.loads(payload)
             if stamp != self._stamp or stored_digest != digest:
                 return None
             if any(self._module_digest(module) != module_digest for module, module_digest in depends_on):
                 return None
+            if any(self._exists(module) for module in absent):
+                return None   # a module it imports has been created since: its names may resolve now
             return _decode(path, facts, self._paths)
         except Exception:  # a foreign or damaged entry: a miss, rewritten after the check
             return None
@@ -144,6 +147,12 @@ class ResultCache:
             except OSError:
                 known = ""    # gone or unreadable: differs from any hash stored
             self._digests[module] = known
+        return known
+
+    def _exists(self, module: str) -> bool:
+        known = self._present.get(module)
+        if known is None:
+            known = self._present[module] = os.path.isfile(module)
         return known
 
     def _name(self, path: Path) -> str:
@@ -163,7 +172,8 @@ class ResultCache:
         if any(not module_digest for _, module_digest in depends_on):
             return
         try:
-            payload = marshal.dumps((self._stamp, digest, depends_on, _encode(result)))
+            absent = tuple(sorted(str(module) for module in result.absent_modules))
+            payload = marshal.dumps((self._stamp, digest, depends_on, absent, _encode(result)))
         except ValueError:  # a value marshal cannot hold (a new field's type): not kept, not an error
             return
         try:

@@ -24,7 +24,7 @@ class DagSummary:
     path: str
     line: int
     dag_id: str
-    found_by: str                 # "DAG()", "@dag" or the factory's qualified name
+    found_by: str                 # "DAG()", "@dag", the factory's qualified name, or "dag-factory" (YAML)
     schedule: str
     catchup: str
     start_date: str
@@ -131,4 +131,5 @@ def unseen_note(count: Optional[int]) -> Optional[str]:
     subject = ("1 file imports airflow and looks like a DAG file but defines" if count == 1
                else f"{count:,} files import airflow and look like DAG files but define")
     return (f"{subject} no DAG dagguard can see (`dagguard dags --unseen` says why for each); a DAG factory "
-            "outside the checked paths can be declared under [tool.dagguard.dag-factories.\"pkg.make_dag\"]")
+            "outside the checked paths can be declared under [tool.dagguard.dag-factories.\"pkg.make_dag\"], "
+            "and dagguard.policy checks the DAGs no static reader sees when Airflow loads them (README: Cluster policy)")

@@ -20,6 +20,9 @@ _KINDS = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
+# Python, and YAML for dag-factory (its default suffixes; engine/yaml_check.py reads only
+# the YAML that is dag-factory's).
+CHECKED_SUFFIXES = (".py", ".yml", ".yaml")
 MAX_FILE_BYTES = 10 * 1024 * 1024   # larger files are a DG000 finding, not read
 
 
@@ -47,7 +50,8 @@ def _kind(mode: int) -> str:
 
 
 def discover_files(paths: Iterable[Path], settings: Settings) -> Discovery:
-    """Every .py file under `paths` (explicit files of any name too), minus exclusions, sorted.
+    """Every .py, .yml and .yaml file under `paths` (explicit files of any name too), minus
+    exclusions, sorted.
 
     As in ruff, a path given explicitly is checked even if excluded, unless force-exclude.
     Special files (pipes, devices) are never read: skipped in folders, reported when named.
@@ -99,7 +103,7 @@ def _walk(root: Path, skip: Callable[[Path, bool], bool], problems: list[tuple[P
         )
         for name in files:
             candidate = here / name
-            if name.endswith(".py") and not skip(candidate, False) and _may_be_source(candidate):
+            if name.endswith(CHECKED_SUFFIXES) and not skip(candidate, False) and _may_be_source(candidate):
                 yield candidate
 
 

@@ -28,6 +28,7 @@ from dagguard.engine import collector
 from dagguard.engine.deep_stack import run_deep
 from dagguard.engine.files import UnreadableFile, discover_files, read_source
 from dagguard.engine.findings import Finding, fix_applies
+from dagguard.engine.yaml_check import is_yaml_path
 from dagguard.engine.runner import (MAX_FILE_BYTES, CheckResult, FileResult, check_file, check_source, combine,
                                     display_path, problem_results)
 from dagguard.model.project import ProjectIndex, project_layout
@@ -90,6 +91,10 @@ def fix_source(source: bytes, path: Path, settings: Settings, now: dt.datetime, 
     `project` is the run's index, so a DAG made by a factory of another module is seen (and
     fixed) as `check` sees it."""
     shown = shown or display_path(path)
+    if is_yaml_path(path):   # dag-factory YAML: its fixes are text edits (engine/yaml_fixes.py)
+        from dagguard.engine.yaml_fixes import fix_yaml_source
+
+        return fix_yaml_source(source, path, settings, now, unsafe_fixes, shown)  # type: ignore[no-any-return]
     text = source
     applied: list[AppliedFix] = []
     dropped: list[DroppedFix] = []
@@ -145,6 +150,10 @@ def fix_one(source: bytes, path: Path, settings: Settings, now: dt.datetime, cod
     """The text with only the fix of the finding `code` at (line, column) applied, as the
     fixing pass of fix_source would apply it (an editor's quick fix); None when that finding
     has no fix, or its fix cannot be applied to this text."""
+    if is_yaml_path(path):   # a YAML fix is a text edit of the YAML, not of a tree
+        from dagguard.engine.yaml_fixes import fix_one_yaml
+
+        return fix_one_yaml(source, path, settings, now, code, line, column, shown)
     result = check_source(source, path, settings, now, shown or display_path(path), project, keep_fixes=True)
     module = result.module
     if module is None or module.bytes != source or not _compiles(source):

@@ -50,6 +50,11 @@ def _directive(line: int, column: int, comment: str) -> Optional[NoqaDirective]:
     return NoqaDirective(line, tuple(codes), not_codes, column + match.start(), end)
 
 
+def directive_of(line: int, column: int, comment: str) -> Optional[NoqaDirective]:
+    """The noqa directive in a comment found some other way (a YAML file's comments)."""
+    return _directive(line, column, comment)
+
+
 def _codes_length(rest: str, count: int) -> int:
     """How many characters of `rest` the first `count` codes (and their separators) take."""
     if count == 0:

@@ -42,6 +42,9 @@ class FileResult:
     unseen_reason: Optional[str] = None
     # What it imports (dotted names; relative imports as real paths): which files are libraries.
     imports: frozenset[str] = frozenset()
+    # Files that would give the project a module it imports but the project lacks (`from common
+    # import x` before common.py exists): a cache must check the result again once one appears.
+    absent_modules: frozenset[Path] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from dagguard.engine.noqa import is_suppressed
 from dagguard.engine.results import CheckResult, FileResult, display_path, real_cwd, syntax_finding
 from dagguard.engine.selection import ignored_for_file, is_enabled
 from dagguard.engine.unseen import unseen_files
+from dagguard.engine.yaml_check import is_yaml_path
 from dagguard.rules import project_rules
 
 Progress = Callable[[int, int], None]  # called with (files checked, files to check)
@@ -108,7 +109,9 @@ def combine(results: Sequence[FileResult], settings: Settings) -> CheckResult:
     # not a DAG file whose DAGs went unseen (engine/unseen.py).
     unseen = unseen_files(results)
     warnings = tuple(w for r in results for w in r.warnings)
-    return CheckResult(tuple(findings), len(results), dag_count, clean, errors, warnings=warnings,
+    # A YAML file that is not dag-factory's (a CI config) was looked at, not checked.
+    checked = sum(1 for r in results if r.dag_count or r.findings or not is_yaml_path(r.path))
+    return CheckResult(tuple(findings), checked, dag_count, clean, errors, warnings=warnings,
                        files_without_dags=tuple(display_path(r.path, cwd) for r, _ in unseen),
                        unseen_reasons=tuple(reason for _, reason in unseen),
                        dags=tuple(d for r in results for d in r.dags))

@@ -26,6 +26,7 @@ from dagguard.engine.positions import Span, locate, locate_in_regions
 from dagguard.engine.precheck import Precheck, cpython_check
 from dagguard.engine.relevance import cannot_touch_a_dag, mentions_a_dag
 from dagguard.engine.selection import ignored_for_file, is_enabled, is_ignored
+from dagguard.engine.yaml_check import check_yaml_source, is_yaml_path
 from dagguard.model.branches import branch_paths
 from dagguard.engine.dag_listing import DagSummary, summarize
 from dagguard.model.dags import DagModel, build_file_model
@@ -81,14 +82,17 @@ def _is_active(rule: Rule, path: Path, settings: Settings) -> bool:
 def check_source(source: Union[bytes, str], path: Path, settings: Settings, now: dt.datetime,
                  shown: Optional[str] = None, project: Optional[ProjectIndex] = None,
                  keep_fixes: bool = False, line_of: Optional[Callable[[int], int]] = None,
-                 jobs: int = 1) -> FileResult:
+                 jobs: int = 1, yaml_generated: bool = False) -> FileResult:
     """Check one file's contents. Never raises for bad input: that becomes a DG000 finding.
 
     `project` resolves the factories the file imports from the project's own modules;
     `keep_fixes` keeps the tree and the fixes on the result, for engine/fixes.py; `line_of`
     maps the lines of a piece of a large file (engine/large_files.py) to the file's, and
-    `jobs` processes may check a large file's pieces."""
+    `jobs` processes may check a large file's pieces. A `.yml`/`.yaml` path is dag-factory
+    YAML (engine/yaml_check.py), whose Python is checked here with `yaml_generated`."""
     shown = shown or display_path(path)
+    if not yaml_generated and is_yaml_path(path):
+        return check_yaml_source(source, path, settings, now, shown, keep_fixes)
     cached = project.parsed(path) if project is not None else None   # an import parsed it already
     if (line_of is None and not keep_fixes and cached is None and isinstance(source, bytes)
             and LARGE_FILE_BYTES < len(source) <= MAX_FILE_BYTES):
@@ -189,6 +193,8 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
         dag_span = spans.get(id(owner.report_node)) if owner is not None else None
         if dag_span is not None:
             flagged_dags.add((dag_span.line, dag_span.column))
+        flagged_dags.update((also.line, also.column) for dag in report.also_dags
+                            if (also := spans.get(id(dag.report_node))) is not None)
         finding = _finding(rule, report if fixable else replace(report, fix=None), span, shown, owner,
                            _default_note(report, module, shown, line_of))
         findings.append(finding)
@@ -215,11 +221,13 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     imports_airflow = _imports_airflow(model.scope) and not _extends_airflow(module, model.scope)
     # Only a file that imports airflow and shows no DAG is asked why: a walk of a few files.
     reason = unseen_reason(module, model.scope, text, path) if imports_airflow and not model.dags else None
+    imports = imported_modules(module, path)
     return FileResult(path, tuple(findings), sites, len(model.dags), frozenset(flagged_dags), noqa, tuple(errors),
                       imports_airflow=imports_airflow,
                       dags=summaries, depends_on=depends_on,
                       module=module if keep_fixes else None, fixes=tuple(fixes) if keep_fixes else (),
-                      warnings=warnings, unseen_reason=reason, imports=imported_modules(module, path))
+                      warnings=warnings, unseen_reason=reason, imports=imports,
+                      absent_modules=project.absent_modules(imports) if project is not None else frozenset())
 
 
 def _syntax_result(path: Path, finding: Finding, settings: Settings) -> FileResult:
@@ -354,6 +362,8 @@ def check_file(path: Path, settings: Settings, now: dt.datetime,
     try:
         source = read_source(path, MAX_FILE_BYTES)
     except UnreadableFile as exc:
+        if is_yaml_path(path) and str(exc).startswith("file is too large"):
+            return FileResult(path, ())   # a large YAML file is data, not a dag-factory DAG file
         return FileResult(path, (_syntax_finding(shown, 1, 1, str(exc)),))
     return check_source(source, path, settings, now, shown, project, jobs=jobs)
 

@@ -181,3 +181,7 @@ def is_airflow_operator(qualname: str) -> bool:
         return False
     last = qualname.rsplit(".", 1)[-1]
     return last.endswith(("Operator", "Sensor", "SensorAsync")) or last in _UNSUFFIXED_OPERATORS
+
+# dagguard's own operator: writes the interval with MERGE/replace, idempotent by construction.
+IDEMPOTENT_OPERATORS = frozenset({"dagguard.idempotent.IntervalMergeOperator",
+                                  "dagguard.idempotent.operators.IntervalMergeOperator"})

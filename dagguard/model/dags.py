@@ -206,6 +206,8 @@ class _TaskflowFunction:
     function: Optional[cst.FunctionDef] = None
     scope: Optional[Scope] = None    # where the function is defined: its decorator is read there
     parse_time: bool = True
+    # Defined in another project module, which checks its body as that module's own task.
+    imported: bool = False
 
 
 class _Builder:
@@ -253,7 +255,8 @@ class _Builder:
         """A TaskModel for each @task function no DAG of the file calls, made at its decorator."""
         found: list[TaskModel] = []
         for key, taskflow in self.taskflow.items():
-            if key in self.attached_functions or taskflow.function is None or taskflow.scope is None:
+            if key in self.attached_functions or taskflow.function is None or taskflow.scope is None \
+                    or taskflow.imported:
                 continue
             expr = taskflow.decorator.decorator
             evaluator = Evaluator(taskflow.scope)
@@ -392,6 +395,34 @@ class _Builder:
             binding = scope.single(expr.value)
             if isinstance(binding, FunctionBinding) and id(binding.node) in self.taskflow:
                 return binding.node
+            if binding is not None and not isinstance(binding, FunctionBinding):
+                return self.imported_taskflow_function(expr, scope)
+        elif isinstance(expr, cst.Attribute):
+            return self.imported_taskflow_function(expr, scope)
+        return None
+
+    def imported_taskflow_function(self, expr: cst.Name | cst.Attribute, scope: Scope) -> Optional[cst.FunctionDef]:
+        """A @task function of a project module that `expr` names through an import: calling it
+        in a DAG's body makes a task of that DAG (`from lib.tasks import get_ids` then
+        `get_ids()`, or `tasks.get_ids()`)."""
+        if self.resolver.index is None:
+            return None
+        if isinstance(expr, cst.Name):
+            found = scope.function(expr.value)
+        else:
+            qual, link = scope.qualname(expr), scope.project_link()
+            found = link.function(qual) if qual is not None and link is not None else None
+        if found is None:
+            return None
+        function, defined_in = found
+        if id(function) in self.taskflow:
+            return function
+        for decorator in function.decorators:
+            target = decorator_target(decorator)
+            if is_task_decorator(target, defined_in):
+                self.register_taskflow(function, _TaskflowFunction(
+                    decorator, defined_in.qualname(target), function=function, scope=defined_in, imported=True))
+                return function
         return None
 
     def register_taskflow(self, function: cst.FunctionDef, taskflow: _TaskflowFunction) -> None:
@@ -421,8 +452,11 @@ class _Builder:
         evaluator = Evaluator(ctx.scope)
         taskflow = self.taskflow[id(function)]
         decorator = taskflow.decorator
-        args = call_arguments(decorator.decorator, evaluator) if isinstance(decorator.decorator, cst.Call) \
-            else Arguments()
+        if taskflow.imported:
+            args = _imported_decorator_arguments(decorator, taskflow.scope)
+        else:
+            args = call_arguments(decorator.decorator, evaluator) if isinstance(decorator.decorator, cst.Call) \
+                else Arguments()
         if override is not None:
             overrides = call_arguments(override, evaluator)
             args = Arguments({**args.values, **overrides.values}, args.complete and overrides.complete)
@@ -431,10 +465,29 @@ class _Builder:
             task_id: Optional[str] = function.name.value
         else:
             task_id = task_id_arg.value if isinstance(task_id_arg.value, str) else None
+        if taskflow.imported:
+            # Its body and decorator belong to its own module, which reports them there.
+            return TaskModel(task_id=task_id, kind="taskflow", operator=taskflow.operator, node=call, args=args,
+                             callable=None, callable_scope=None, group_id=ctx.group, scope=ctx.scope,
+                             nesting=ctx.nesting)
         return TaskModel(task_id=task_id, kind="taskflow", operator=taskflow.operator,
                          node=call, args=args, callable=function,
                          callable_scope=function_scope(function, ctx.scope), group_id=ctx.group,
                          scope=ctx.scope, nesting=ctx.nesting)
+
+
+# What a DAG file needs of an imported @task function's decorator: its task id, and the trigger
+# rule that orders it (model/serial_tasks.py). The rest is checked in the function's own module.
+_IMPORTED_DECORATOR_ARGUMENTS = ("task_id", "trigger_rule")
+
+
+def _imported_decorator_arguments(decorator: cst.Decorator, defined_in: Optional[Scope]) -> Arguments:
+    if not isinstance(decorator.decorator, cst.Call) or defined_in is None:
+        return Arguments()
+    every = call_arguments(decorator.decorator, Evaluator(defined_in))
+    kept = {name: dataclasses.replace(every.values[name], scope=defined_in)
+            for name in _IMPORTED_DECORATOR_ARGUMENTS if name in every.values}
+    return Arguments(kept, every.complete)
 
 
 def _handle_function(b: _Builder, node: cst.FunctionDef, ctx: _Ctx) -> list[tuple[cst.CSTNode, _Ctx]]:
@@ -636,11 +689,11 @@ def _handle_call(b: _Builder, node: cst.Call, ctx: _Ctx) -> list[tuple[cst.CSTNo
                     dag_arg = task.args.get("dag")
                     if dag_arg is not None:
                         dag = b.dag_for_name(dag_arg.node, ctx.scope)
-                else:
+                elif task.callable is not None:
                     dag = b.taskflow[id(task.callable)].dag or dag
                 if dag is not None:
                     dag.tasks.append(task)
-                    if task.kind == "taskflow":
+                    if task.kind == "taskflow" and task.callable is not None:
                         b.attached_functions.add(id(task.callable))
                 elif task.kind == "operator" and b.is_operator_call(node, ctx.scope):
                     b.loose_operators.append(dataclasses.replace(task, group_id=None, parse_time=ctx.parse_time))

@@ -10,6 +10,7 @@ while following its own re-exports (an import cycle) answers nothing: its names 
 from __future__ import annotations
 
 import os
+import sys
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
@@ -88,6 +89,32 @@ class ProjectIndex:
         self._touched: dict[int, tuple[Path, ...]] = {}
         self._retired: list[ProjectModule] = []
         self._resolutions: dict[str, tuple[Optional[Resolved], tuple[Path, ...]]] = {}
+        self._absent: dict[str, tuple[Path, ...]] = {}
+
+    def absent_modules(self, names: Iterable[str]) -> frozenset[Path]:
+        """The files that would make the imported `names` project modules, for the names that
+        are none today (their top is no project package, or the module is missing from it);
+        relative imports come as real paths without `.py`. The standard library's and the
+        known outside packages' names are left out: no project file can become them."""
+        found: list[Path] = []
+        for name in names:
+            known = self._absent.get(name)
+            if known is None:
+                known = self._absent[name] = self._absent_candidates(name)
+            found.extend(known)
+        return frozenset(found)
+
+    def _absent_candidates(self, name: str) -> tuple[Path, ...]:
+        if os.path.isabs(name):
+            candidates: tuple[Path, ...] = (Path(name + ".py"), Path(name) / "__init__.py")
+        else:
+            top = name.split(".", 1)[0]
+            if top in _FOREIGN or top in sys.stdlib_module_names:
+                return ()
+            relative = Path(*name.split("."))
+            candidates = tuple(candidate for root in (self._roots_with(top) or self.roots)
+                               for candidate in (root / relative.with_suffix(".py"), root / relative / "__init__.py"))
+        return () if any(candidate.is_file() for candidate in candidates) else candidates
 
     def reset_touched(self) -> frozenset[Path]:
         """The modules resolved through since the last call, and start afresh."""

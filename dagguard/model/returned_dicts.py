@@ -18,7 +18,7 @@ from typing import Any, Optional, Sequence
 
 import libcst as cst
 
-from dagguard.model.scope import (Binding, ConstantBinding, ModuleScope, Scope, StatementScope, ValueBinding,
+from dagguard.model.scope import (Binding, ConstantBinding, FunctionScope, ModuleScope, Scope, StatementScope, ValueBinding,
                                   function_scope, module_of, names_in, statement_bindings, target_names)
 from dagguard.model.tree import child_nodes
 from dagguard.model.values import MAX_DEPTH, UNKNOWN, DictEntry, Evaluator, StaticDict
@@ -72,6 +72,11 @@ def changed_in_place(name: str, value: StaticDict, scope: Scope, fstrings: bool,
     """The module constant `name`'s dict `value` as code reading it in `scope` sees it: after the
     top-level statements that change it in place between its assignment and that code (all of
     them for code that runs later, or in another module). A change under an `if` is joined."""
+    holder: Optional[Scope] = scope
+    while holder is not None and name not in holder.bindings:
+        holder = holder.parent
+    if isinstance(holder, FunctionScope):
+        return _changed_in_function(name, value, holder, fstrings, depth)
     module = module_of(scope)
     changes = module.changes.get(name) if isinstance(module, ModuleScope) else None
     if not changes:
@@ -87,6 +92,27 @@ def changed_in_place(name: str, value: StaticDict, scope: Scope, fstrings: bool,
     try:
         for index, small, unconditional in changes:
             if index <= made or (until is not None and index >= until) or env is None:
+                continue
+            changed = reader.small(small, env)  # type: ignore[arg-type]
+            env = changed if unconditional else join_env(env, changed)
+    except _GiveUp:
+        return UNKNOWN
+    return env.get(name, UNKNOWN) if env is not None else UNKNOWN
+
+
+def _changed_in_function(name: str, value: StaticDict, function: FunctionScope, fstrings: bool, depth: int) -> Any:
+    """A function's local dict after the body's top-level changes to it that follow its one
+    assignment (a factory's `args = dict(BASE)` then `args["start_date"] = ...`). The use is
+    taken to come after them all: a change under an `if` or a loop is joined."""
+    changes = function.changes.get(name)
+    places = function.places.get(name, ())
+    if not changes or len(places) != 1:
+        return value
+    env: Optional[Env] = {name: value}
+    reader = _Reader(function, fstrings, depth)
+    try:
+        for index, small, unconditional in changes:
+            if index <= places[0] or env is None:
                 continue
             changed = reader.small(small, env)  # type: ignore[arg-type]
             env = changed if unconditional else join_env(env, changed)

@@ -412,10 +412,20 @@ def _changed_name(small: cst.BaseSmallStatement) -> Optional[str]:
     return None
 
 
+@dataclass
+class FunctionScope(Scope):
+    """A function's bindings, with its body's top-level statements that change a local name's
+    value in place (`args["start_date"] = ...`), as ModuleScope.changes has them for a module."""
+
+    # Per name: the body statement index of each binding, and of each change in place.
+    places: dict[str, list[int]] = field(default_factory=dict, repr=False)
+    changes: dict[str, list[tuple[int, cst.CSTNode, bool]]] = field(default_factory=dict, repr=False)
+
+
 def function_scope(func: cst.FunctionDef, parent: Scope) -> Scope:
     """A function's bindings: its parameters (opaque) and its body's bindings. The body runs
     when called, after the module's statements: it sees every module binding."""
-    scope = Scope(parent=parent.whole)
+    scope = FunctionScope(parent=parent.whole)
     params = func.params
     for param in (*params.posonly_params, *params.params, *params.kwonly_params):
         scope.add(param.name.value, OPAQUE)
@@ -423,6 +433,12 @@ def function_scope(func: cst.FunctionDef, parent: Scope) -> Scope:
         if isinstance(star, cst.Param):
             scope.add(star.name.value, OPAQUE)
     body = func.body.body if isinstance(func.body, cst.IndentedBlock) else (func.body,)
-    for name, binding in statement_bindings(body):
-        scope.add(name, binding)
+    for index, stmt in enumerate(body):
+        for name, binding in statement_bindings((stmt,)):
+            scope.add(name, binding)
+            scope.places.setdefault(name, []).append(index)
+        if not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            unconditional = isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite))
+            for name, small in _changes_in_place((stmt,)):
+                scope.changes.setdefault(name, []).append((index, small, unconditional))
     return scope

@@ -23,8 +23,10 @@ import libcst as cst
 
 from dagguard.model import airflow_names as names
 from dagguard.model.dags import DagModel, FileModel, TaskModel
+from dagguard.model.antichains import MAX_TASKS, WAITING_RULES as _WAITING_RULES, widest_antichain
 from dagguard.model.dependencies import TaskGraph, task_graph
 from dagguard.model.import_guards import value_on_import
+from dagguard.model.loop_passes import Bindings, loop_passes, decided_by_pass
 from dagguard.model.scope import ConstantBinding, FunctionBinding, ModuleScope, Scope, function_scope
 from dagguard.model.tree import branch_nodes
 
@@ -36,20 +38,16 @@ _DEPENDENCY_METHODS = frozenset({"set_upstream", "set_downstream"})
 _DEPENDENCY_FUNCTIONS = frozenset({"chain", "chain_linear", "cross_downstream"})
 _MAPPING_METHODS = frozenset({"partial", "expand", "expand_kwargs"})
 _PLAIN_LIBRARIES = _TASKLESS_LIBRARIES - {"airflow"}
-# Trigger rules that wait for every upstream task to finish (`always` and the `one_*` rules do not).
-_WAITING_RULES = frozenset({
-    "all_success", "all_failed", "all_done", "all_done_min_one_success", "all_skipped", "none_failed",
-    "none_failed_min_one_success", "none_skipped", "none_failed_or_skipped", "all_done_setup_success",
-})
-MAX_TASKS = 128   # beyond this the bound is not worked out: its cost grows with the cube
 _BUILTINS = frozenset(dir(builtins))
 _LITERALS = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString, cst.Integer, cst.Float,
              cst.List, cst.Tuple, cst.Set, cst.Dict)
 
 # Where a node runs when the file is parsed, as bits: once (none set), maybe not or many times
-# (under a loop, an `if`, a `try`), later if at all (a function's body); and whether it is in a
-# task's arguments, whose calls make no task of the DAG (model/dags.py) but may hold tasks.
-_ONCE, _GUARDED, _DEFERRED, _IN_TASK_ARGUMENTS = 0, 1, 2, 4
+# (under a loop, an `if`, a `try`), later if at all (a function's body); whether it is in a
+# task's arguments, whose calls make no task of the DAG (model/dags.py) but may hold tasks; and
+# whether it is in a loop walked once per pass (model/loop_passes.py): a task there is made on
+# the passes it is walked on, but an edge there may join different tasks on each pass.
+_ONCE, _GUARDED, _DEFERRED, _IN_TASK_ARGUMENTS, _UNROLLED = 0, 1, 2, 4, 8
 
 
 @dataclass(frozen=True)
@@ -86,64 +84,12 @@ def _widest_antichain(graph: TaskGraph, dag: DagModel) -> Optional[int]:
     keys = list(graph.tasks)
     position = {key: i for i, key in enumerate(keys)}
     downstream: list[list[int]] = [[] for _ in keys]
-    waiting = [0] * len(keys)
     for after, befores in graph.upstream.items():
         if _starts_early(graph.tasks[after], dag):
             continue  # it may run beside its upstream tasks: they do not order it
         for before in befores:
             downstream[position[before]].append(position[after])
-            waiting[position[after]] += 1
-    # Each task's descendants as a bit set, filled in reverse topological order.
-    order = [i for i, count in enumerate(waiting) if count == 0]
-    for i in order:  # grows while read: Kahn's algorithm
-        for j in downstream[i]:
-            waiting[j] -= 1
-            if waiting[j] == 0:
-                order.append(j)
-    if len(order) != len(keys):
-        return None
-    below = [0] * len(keys)
-    for i in reversed(order):
-        for j in downstream[i]:
-            below[i] |= below[j] | (1 << j)
-    later = [[j for j in range(len(keys)) if below[i] >> j & 1] for i in range(len(keys))]
-    return len(keys) - _largest_matching(later)
-
-
-def _largest_matching(later: list[list[int]]) -> int:
-    """The largest set of (task, later task) pairs using each task at most once on each side
-    (Kuhn's augmenting paths, iteratively)."""
-    partner: list[Optional[int]] = [None] * len(later)  # later task -> the earlier one it is paired with
-    size = 0
-    for start in range(len(later)):
-        seen: set[int] = set()
-        # Depth-first search for an augmenting path: frames of (earlier task, next edge index).
-        path: list[tuple[int, int]] = [(start, 0)]
-        chosen: list[int] = []
-        found = False
-        while path and not found:
-            task, index = path[-1]
-            if index == len(later[task]):
-                path.pop()
-                if chosen:
-                    chosen.pop()
-                continue
-            path[-1] = (task, index + 1)
-            other = later[task][index]
-            if other in seen:
-                continue
-            seen.add(other)
-            chosen.append(other)
-            holder = partner[other]
-            if holder is None:
-                found = True
-            else:
-                path.append((holder, 0))
-        if found:
-            for (task, _), other in zip(path, chosen):
-                partner[other] = task
-            size += 1
-    return size
+    return widest_antichain(downstream)
 
 
 def _starts_early(task: TaskModel, dag: DagModel) -> bool:
@@ -151,7 +97,7 @@ def _starts_early(task: TaskModel, dag: DagModel) -> bool:
     given = task.args.get("trigger_rule") or dag.default_args.get("trigger_rule")
     if given is None:
         return False
-    rule = _trigger_rule_name(given.value, given.node, task.scope)
+    rule = _trigger_rule_name(given.value, given.node, given.read_in(task.scope))
     # Not statically known, `always`, or a `one_*` rule (with one upstream task seen, another the
     # linter misses would let it start early): it may run beside its upstream tasks.
     return rule is None or rule not in _WAITING_RULES
@@ -192,28 +138,32 @@ class _Walk:
 
     def run(self) -> _Layout:
         scope = self.file.scope
-        stack: list[tuple[cst.CSTNode, Scope, int, Optional[DagModel]]] = [
-            (stmt, scope.at(i) if isinstance(scope, ModuleScope) else scope, _ONCE, None)
+        no_bindings: Bindings = {}
+        stack: list[tuple[cst.CSTNode, Scope, int, Optional[DagModel], Bindings]] = [
+            (stmt, scope.at(i) if isinstance(scope, ModuleScope) else scope, _ONCE, None, no_bindings)
             for i, stmt in reversed(list(enumerate(self.file.module.body)))
         ]
         while stack:
-            node, current, where, dag = stack.pop()
-            inner = self.step(node, current, where, dag)
+            node, current, where, dag, bindings = stack.pop()
+            inner = self.step(node, current, where, dag, bindings)
             if inner is None:
                 return _Layout(False, frozenset())
-            stack.extend((child, child_scope, child_where, self.dag_of_body.get(id(child), dag))
-                         for child, child_scope, child_where in reversed(inner))
+            for child, child_scope, child_where, *passed in reversed(inner):
+                stack.append((child, child_scope, child_where, self.dag_of_body.get(id(child), dag),
+                              passed[0] if passed else bindings))
         return _Layout(True, frozenset(self.made_once - self.made_otherwise), frozenset(self.helper_callers))
 
-    def step(self, node: cst.CSTNode, scope: Scope, where: int,
-             dag: Optional[DagModel]) -> Optional[list[tuple[cst.CSTNode, Scope, int]]]:
-        """The children to walk next, each with where it runs; None when the layout is unknown.
-        `dag` is the DAG whose body the node is in, if any."""
-        runs = where & ~_IN_TASK_ARGUMENTS
+    def step(self, node: cst.CSTNode, scope: Scope, where: int, dag: Optional[DagModel],
+             bindings: Bindings) -> Optional[list[tuple]]:
+        """The children to walk next, each with where it runs (and, in an unrolled loop, the
+        loop's values on that pass); None when the layout is unknown. `dag` is the DAG whose body
+        the node is in, if any."""
+        runs = where & ~(_IN_TASK_ARGUMENTS | _UNROLLED)
         if id(node) in self.task_nodes:
-            (self.made_once if runs == _ONCE else self.made_otherwise).add(id(node))
+            made_once = runs == _ONCE and id(node) not in self.made_once  # a second pass makes it again
+            (self.made_once if made_once else self.made_otherwise).add(id(node))
             return [(c, scope, where | _IN_TASK_ARGUMENTS) for c in branch_nodes(node)]
-        if _sets_dependencies(node) and runs != _ONCE \
+        if _sets_dependencies(node) and where & ~_IN_TASK_ARGUMENTS != _ONCE \
                 and not (runs & _DEFERRED and self.links_own_tasks(node, scope)):
             return None  # an edge that may be set on some passes only, or never
         if isinstance(node, cst.FunctionDef):
@@ -234,10 +184,18 @@ class _Walk:
         guarded = where | _GUARDED
         if isinstance(node, cst.If):
             known = value_on_import(node.test, scope)
+            if known is None and not runs:
+                known = decided_by_pass(node.test, scope, bindings)   # decided by this pass's values
             if known is not None:  # `if __name__ == "__main__":` never runs in the DAG processor
                 taken = node.body if known else node.orelse
                 return [(taken, scope, where)] if taken is not None else []
             return [(node.test, scope, where)] + [(c, scope, guarded) for c in children if c is not node.test]
+        if isinstance(node, cst.For) and not runs:
+            passes = loop_passes(node, scope, bindings)
+            if passes is not None:
+                unrolled = where | _UNROLLED
+                return [(node.iter, scope, where)] + [(node.body, scope, unrolled, bound) for bound in passes] \
+                    + ([(node.orelse, scope, where)] if node.orelse is not None else [])
         if isinstance(node, (cst.For, cst.While)):
             first = node.iter if isinstance(node, cst.For) else node.test
             return [(first, scope, where)] + [(c, scope, guarded) for c in children if c is not first]

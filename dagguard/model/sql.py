@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, Optional
 if TYPE_CHECKING:
     from sqlglot import exp
 
+# The task arguments that hold SQL.
+SQL_ARGUMENTS = ("sql", "query", "hql", "select_query", "sql_query", "source_sql")
 # Operator packages whose SQL is in a known dialect: tried after sqlglot's default dialect.
 _DIALECT_HINTS = (
     ("snowflake", "snowflake"), ("google", "bigquery"), ("mysql", "mysql"), ("postgres", "postgres"),

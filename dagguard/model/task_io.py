@@ -21,7 +21,8 @@ from dagguard.model.dependencies import task_index, xcom_producer
 from dagguard.model.schedules import Recurrence, dag_recurrence
 from dagguard.model.scope import Scope, module_of
 from dagguard.model.python_tasks import CallableFacts, analyse_callable, formatted_text
-from dagguard.model.sql import ParsedSql, dialect_for, parse_sql
+from dagguard.model.airflow_names import IDEMPOTENT_OPERATORS
+from dagguard.model.sql import SQL_ARGUMENTS, ParsedSql, dialect_for, parse_sql
 from dagguard.model.sql_facts import write_effects
 from dagguard.model.sql_parameters import bind_parameters
 from dagguard.model.assembled_strings import Piece, assembled_text
@@ -29,10 +30,6 @@ from dagguard.model.scope import Scope
 from dagguard.model.templates import Template, analyse_template, display, has_jinja
 from dagguard.model.values import UNKNOWN, Evaluator, StaticDict
 
-SQL_ARGUMENTS = ("sql", "query", "hql", "select_query", "sql_query", "source_sql")
-# dagguard's own operator: writes the interval with MERGE/replace, idempotent by construction.
-IDEMPOTENT_OPERATORS = frozenset({"dagguard.idempotent.IntervalMergeOperator",
-                                  "dagguard.idempotent.operators.IntervalMergeOperator"})
 SQL_FILE_SUFFIXES = (".sql", ".hql")
 MAX_SQL_FILE_BYTES = 1024 * 1024
 # Arguments that never carry data, a destination or its key: their values don't matter here.

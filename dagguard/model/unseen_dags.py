@@ -40,6 +40,8 @@ def in_dags_folder(path: Path) -> bool:
 def unseen_reason(module: cst.Module, scope: Scope, text: str, path: Path) -> Optional[str]:
     """Why the file (which imports Airflow, defines no Airflow class and shows no DAG) shows
     none, when it looks like a DAG file; None when it looks like a library module."""
+    if calls_dag_factory(module, scope):
+        return None   # its DAGs are in YAML files, checked as such (engine/yaml_check.py)
     reason = _construction_reason(module, scope)
     if reason is not None:
         return reason
@@ -51,6 +53,23 @@ def unseen_reason(module: cst.Module, scope: Scope, text: str, path: Path) -> Op
         if called is not None:
             return f"in the DAGs folder; makes its DAG with an imported call the linter cannot read: {called}"
     return None
+
+
+# dag-factory's loaders: 1.x `load_yaml_dags(globals_dict=globals(), ...)`, 0.x
+# `DagFactory(path).generate_dags(globals())`.
+DAG_FACTORY_LOADERS = frozenset({"dagfactory.load_yaml_dags", "dagfactory.dagfactory.load_yaml_dags",
+                                 "dagfactory.DagFactory", "dagfactory.dagfactory.DagFactory"})
+
+
+def calls_dag_factory(module: cst.Module, scope: Scope) -> bool:
+    """Does the file call one of dag-factory's loaders (resolved through its imports)?"""
+    pending: list[cst.CSTNode] = list(module.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.Call) and scope.qualname(node.func) in DAG_FACTORY_LOADERS:
+            return True
+        pending.extend(child_nodes(node))
+    return False
 
 
 def imported_modules(module: cst.Module, path: Path) -> frozenset[str]:

@@ -69,3 +69,6 @@ class Report:
     # Where the value is made when another file makes it (an imported default_args): the
     # finding is at `node`, in the checked file, and its message names that place at MADE_AT.
     made_at: Optional[Elsewhere] = None
+    # Other DAGs the one cause makes risky (the calls of a factory whose body is reported):
+    # they are not clean either.
+    also_dags: tuple[DagModel, ...] = ()

@@ -10,12 +10,12 @@ import libcst as cst
 
 from dagguard.model.arguments import ArgValue
 from dagguard.model.dags import DagModel, FileModel
-from dagguard.model.schedules import (Recurrence, catching_up, count_runs, dag_date, format_count,
-                                      surely_dateless)
+from dagguard.model.schedules import Recurrence, catching_up, count_runs, dag_date, surely_dateless
 from dagguard.model.unscheduled import never_scheduled
 from dagguard.rules.base import UNSAFE, Fix, Report, Rule, RuleContext
 from dagguard.rules.edits import add_dag_keyword_fix
 from dagguard.rules.ignored_default_args import noting_default_args
+from dagguard.rules.messages import DG101_HELP, catchup_without_end_date
 
 
 class CatchupWithoutEndDate(Rule):
@@ -43,7 +43,7 @@ class CatchupWithoutEndDate(Rule):
             yield Report(
                 node=catchup.report_node if catchup is not None else dag.report_node,
                 message=backlog_message(dag, rec, context.now),
-                help=noting_default_args("set end_date=... to bound the backfill, or catchup=False", dag, "catchup"),
+                help=noting_default_args(DG101_HELP, dag, "catchup"),
                 dag=dag, argument=catchup,
                 fix=_fix(dag, catchup),
             )
@@ -51,21 +51,10 @@ class CatchupWithoutEndDate(Rule):
 
 def backlog_message(dag: DagModel, rec: Recurrence, now: dt.datetime) -> str:
     """The finding, with the backlog's size when start_date is static."""
-    message = f"{dag.label} enables catchup without end_date"
     if not rec.fires_known:
-        return message + ("; catchup would queue a run for every interval since start_date, how many is "
-                          "unknown (its timetable's cron or period is not static)")
+        return catchup_without_end_date(dag.label, None, fires_known=False)
     start = dag_date(dag, "start_date")
-    if start is None:
-        return message
-    runs = count_runs(rec, start, now)
-    if runs is None:
-        return message
-    if runs == 0:
-        # Nothing is queued today, but the unbounded catchup stays armed.
-        return (message + "; no run is due yet, but every interval missed after start_date "
-                          "(DAG paused, scheduler down) would be queued at once")
-    return message + f"; catchup would queue {format_count(runs)} runs"
+    return catchup_without_end_date(dag.label, count_runs(rec, start, now) if start is not None else None)
 
 
 def _fix(dag: DagModel, catchup: Optional[ArgValue]) -> Optional[Fix]:

@@ -12,6 +12,7 @@ from dagguard.model.unscheduled import never_scheduled
 from dagguard.rules.base import UNSAFE, Fix, Report, Rule, RuleContext
 from dagguard.rules.edits import add_dag_keyword_fix
 from dagguard.rules.ignored_default_args import noting_default_args
+from dagguard.rules.messages import DG102_HELP, missing_max_active_runs
 
 
 class MissingMaxActiveRuns(Rule):
@@ -45,9 +46,8 @@ class MissingMaxActiveRuns(Rule):
                 # Only a recurring schedule queues a backlog (catchup, backfills): see the rule page.
                 yield Report(
                     node=dag.report_node,
-                    message=f"{dag.label} sets no max_active_runs; up to 16 of its runs can run at once",
-                    help=noting_default_args("set max_active_runs=1 if runs must not overlap, or a small bound",
-                                             dag, "max_active_runs"),
+                    message=missing_max_active_runs(dag.label),
+                    help=noting_default_args(DG102_HELP, dag, "max_active_runs"),
                     dag=dag,
                     fix=_fix(dag, context.settings.fix_max_active_runs),
                 )

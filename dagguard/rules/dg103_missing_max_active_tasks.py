@@ -13,6 +13,7 @@ from dagguard.model.unscheduled import never_scheduled
 from dagguard.rules.base import UNSAFE, Fix, Report, Rule, RuleContext
 from dagguard.rules.edits import add_dag_keyword_fix
 from dagguard.rules.ignored_default_args import noting_default_args
+from dagguard.rules.messages import DG103_HELP, missing_max_active_tasks
 
 AIRFLOW_DEFAULT = 16   # [core] max_active_tasks_per_dag
 
@@ -44,8 +45,8 @@ class MissingMaxActiveTasks(Rule):
             at_once = min(bound, AIRFLOW_DEFAULT) if bound is not None else AIRFLOW_DEFAULT
             yield Report(
                 node=dag.report_node,
-                message=f"{dag.label} sets no max_active_tasks; up to {at_once} of its tasks can run at once",
-                help=noting_default_args("set max_active_tasks to what its sources and targets can take", dag,
+                message=missing_max_active_tasks(dag.label, at_once),
+                help=noting_default_args(DG103_HELP, dag,
                                          "max_active_tasks", *(("concurrency",) if old_name_counts else ())),
                 dag=dag,
                 # With `concurrency=` passed, DG106's rename is the fix.

@@ -8,7 +8,7 @@ import libcst as cst
 
 from dagguard.model.arguments import ArgValue
 from dagguard.model.clock_cadence import moves_daily
-from dagguard.model.dags import FileModel
+from dagguard.model.dags import DagModel, FileModel
 from dagguard.model.origins import Elsewhere, made_at
 from dagguard.model.schedules import never_scheduled
 from dagguard.model.scope import Scope, dotted_name
@@ -32,20 +32,33 @@ class DynamicStartDate(Rule):
     summary = "start_date comes from the wall clock, so it moves on every parse or every day"
 
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
+        moving: list[tuple[DagModel, ArgValue, tuple[str, bool, Optional[Elsewhere]]]] = []
         for dag in file.dags:
             if never_scheduled(dag, context.settings.airflow_version):
                 continue  # no run is made from start_date: nothing to skip or create
             for arg in (dag.args.get("start_date"), dag.default_args.get("start_date")):
                 found = _moving(arg, dag.scope, file.scope)
                 if found is not None:
-                    source, daily, where = found
-                    yield Report(
-                        node=arg.report_node,  # type: ignore[union-attr]
-                        message=f"{dag.label} start_date comes from {source}; {DAG_DAILY if daily else DAG_EVERY_PARSE}",
-                        help=HELP,
-                        dag=dag, argument=arg, made_at=where,
-                    )
+                    moving.append((dag, arg, found))  # type: ignore[arg-type]
                     break  # one finding per DAG
+        # A factory of this file whose own DAG(...) makes the moving value: one cause, one finding,
+        # at the factory's DAG (the line to change), naming the calls that make DAGs with it.
+        in_body = {id(arg.node): dag for dag, arg, _ in moving if dag.factory is None}
+        callers: dict[int, list[DagModel]] = {}
+        for dag, arg, _ in moving:
+            if dag.factory is not None and id(arg.node) in in_body:
+                callers.setdefault(id(in_body[id(arg.node)]), []).append(dag)
+        for dag, arg, (source, daily, where) in moving:
+            if dag.factory is not None and id(arg.node) in in_body:
+                continue
+            calls = callers.get(id(dag), ())
+            label = dag.label + (f" (as made by {_calls(calls, context)})" if calls else "")
+            yield Report(
+                node=arg.report_node,
+                message=f"{label} start_date comes from {source}; {DAG_DAILY if daily else DAG_EVERY_PARSE}",
+                help=HELP,
+                dag=dag, argument=arg, made_at=where, also_dags=tuple(calls),
+            )
         seen: set[int] = set()   # a @task decorator shared by several calls is reported once
         for task in file.every_task():
             arg = task.args.get("start_date")
@@ -75,6 +88,17 @@ def _moving(arg: Optional[ArgValue], call_scope: Scope, here: Scope) -> Optional
     source = _source(calls[0]) + (f" ({MADE_AT})" if where is not None else "")
     # Daily only when every clock read it makes is cut to a day.
     return source, all(moves_daily(call, arg.node, scope) for call in calls), where
+
+
+def _calls(calls: Iterable[DagModel], context: RuleContext) -> str:
+    """`the call on line 9` / `the calls on lines 9 and 11` (of the checked file)."""
+    lines = sorted({int(line) for dag in calls
+                    if (line := context.place_of(None, None, dag.report_node).rpartition(":")[2]).isdigit()})
+    if not lines:
+        return "its calls"
+    if len(lines) == 1:
+        return f"the call on line {lines[0]}"
+    return "the calls on lines " + ", ".join(map(str, lines[:-1])) + f" and {lines[-1]}"
 
 
 def _source(call: cst.Call) -> str:

@@ -8,6 +8,7 @@ from dagguard.model.dags import FileModel
 from dagguard.model.schedules import catching_up, count_runs, dag_date, date_argument
 from dagguard.model.unscheduled import never_scheduled
 from dagguard.rules.base import Report, Rule, RuleContext
+from dagguard.rules.messages import DG107_HELP, large_catchup_backlog
 
 
 class LargeCatchupBacklog(Rule):
@@ -33,9 +34,7 @@ class LargeCatchupBacklog(Rule):
                 start_arg = date_argument(dag, "start_date")
                 yield Report(
                     node=start_arg.report_node if start_arg else dag.report_node,
-                    message=f"{dag.label} catchup would queue {runs:,} runs between start_date and "
-                            f"end_date, over max-catchup-runs ({settings.max_catchup_runs:,})",
-                    help="move start_date closer, backfill in chunks with `airflow backfill create`, "
-                         "or raise max-catchup-runs",
+                    message=large_catchup_backlog(dag.label, runs, settings.max_catchup_runs),
+                    help=DG107_HELP,
                     dag=dag, argument=start_arg,
                 )

@@ -11,19 +11,8 @@ from dagguard.model.trigger_runs import trigger_dags
 from dagguard.rules.base import Report, Rule, RuleContext
 from dagguard.rules.data_interval_fix import data_interval_fix
 
-HELP = ("schedule with CronDataIntervalTimetable(...) or DeltaDataIntervalTimetable(...) from airflow.sdk, "
-        "or set create-cron-data-intervals = true here and [scheduler] create_cron_data_intervals = True "
-        "in Airflow")
-
-
-def help_for(schedule: str) -> str:
-    """The fix for `schedule`: a cron string or timedelta can switch to data intervals; a
-    trigger timetable class written out takes an interval= of its own."""
-    if schedule.endswith("Timetable"):
-        timetable = schedule.rsplit(" ", 1)[-1]  # "AssetOrTimeSchedule with a CronTriggerTimetable"
-        return (f"pass {timetable} the time between its runs as interval= (interval=timedelta(days=1) "
-                "for a daily cron), or schedule with CronDataIntervalTimetable(...)")
-    return HELP
+from dagguard.rules.messages import empty_interval_helper_write, empty_interval_range
+from dagguard.rules.messages import empty_interval_help as help_for
 
 
 class EmptyDataInterval(Rule):
@@ -40,9 +29,7 @@ class EmptyDataInterval(Rule):
                 if io.uses_dagguard_helper:
                     yield Report(
                         node=task.node,
-                        message=f"{io.label} writes through dagguard.idempotent, but {dag.label} is scheduled "
-                                f"{schedule}, a trigger timetable on Airflow 3 whose runs have an empty data "
-                                "interval; every run raises EmptyIntervalError and writes nothing",
+                        message=empty_interval_helper_write(io.label, dag.label, schedule),
                         help=help_for(schedule),
                         dag=dag,
                         fix=data_interval_fix(dag),
@@ -54,10 +41,7 @@ class EmptyDataInterval(Rule):
                 source, bound = found
                 yield Report(
                     node=source.node,
-                    message=f"{io.label} selects {readable(file, bound.column)} up to {{{{ data_interval_end }}}} from the interval's "
-                            f"start, but {dag.label} is scheduled {schedule}, a trigger timetable on Airflow 3 whose "
-                            "runs have data_interval_start == data_interval_end; the range is empty and the task "
-                            "silently reads or writes nothing",
+                    message=empty_interval_range(io.label, readable(file, bound.column), dag.label, schedule),
                     help=help_for(schedule),
                     dag=dag,
                     fix=data_interval_fix(dag),

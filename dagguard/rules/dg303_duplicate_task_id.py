@@ -12,6 +12,7 @@ from dagguard.model.nesting import (COMPREHENSIONS, Condition, LoopPass, Prefixi
                                     has_call, loop_passes, mentions)
 from dagguard.model.values import Evaluator, StaticDict
 from dagguard.rules.base import Report, Rule, RuleContext
+from dagguard.rules.messages import DG303_HELP, duplicate_task_id
 
 
 class DuplicateTaskId(Rule):
@@ -37,9 +38,8 @@ class DuplicateTaskId(Rule):
                 if earlier and any(not exclusive(paths[id(t.node)], paths[id(task.node)]) for t in earlier):
                     yield Report(
                         node=task_arg.report_node,
-                        message=f"{dag.label} already has a task '{task_id}'; "
-                                "Airflow raises DuplicateTaskIdFound and the DAG does not load",
-                        help="give each task a unique task_id",
+                        message=duplicate_task_id(dag.label, task_id),
+                        help=DG303_HELP,
                         dag=dag,
                     )
                 elif (repeating := _repeating_pass(dag, task, task_arg.node, changing)) is not None:

@@ -127,6 +127,31 @@ def test_defining_a_factory_a_caller_already_imports_rechecks_the_caller(tmp_pat
     assert after == _check([repo / "dags"], None)
 
 
+@pytest.mark.parametrize("created", ["dags/helpers.py", "dags/helpers/__init__.py", "dags/lib/helpers.py"])
+def test_creating_a_module_a_caller_already_imports_rechecks_the_caller(tmp_path: Path, parses: list[int],
+                                                                        created: str) -> None:
+    # Issue 25 (known since 2026-12-02): the imported module did not exist when the caller's
+    # result was stored, so nothing in its entry named it.
+    repo = tmp_path / "repo"
+    (repo / "dags" / "lib").mkdir(parents=True)
+    (repo / "dags" / "lib" / "__init__.py").write_text("")
+    name = "lib.helpers" if created.startswith("dags/lib/") else "helpers"
+    (repo / "dags" / "caller.py").write_text(
+        f"from airflow.sdk import DAG\nfrom {name} import make_dag\n\ndag = make_dag('made_hourly')\n")
+    before = _check([repo / "dags"], tmp_path / "cache")
+    assert "DG101" not in {f.code for f in before.findings}
+    parses.clear()
+    assert _check([repo / "dags"], tmp_path / "cache") == before and parses == []  # nothing created: all warm
+    module = repo / created
+    module.parent.mkdir(parents=True, exist_ok=True)
+    module.write_text("import pendulum\nfrom airflow.sdk import DAG\n\n\ndef make_dag(dag_id):\n"
+                      "    return DAG(dag_id, schedule='@hourly', start_date=pendulum.datetime(2025, 1, 1, tz='UTC'),"
+                      " catchup=True)\n")
+    after = _check([repo / "dags"], tmp_path / "cache")
+    assert ("DG101", "caller.py") in {(f.code, Path(f.path).name) for f in after.findings}
+    assert after == _check([repo / "dags"], None)
+
+
 def test_changed_settings_recheck(dags: Path, tmp_path: Path, parses: list[int]) -> None:
     cache = tmp_path / "cache"
     config = tmp_path / "pyproject.toml"

@@ -9,7 +9,7 @@ import pytest
 from croniter import croniter
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from dagguard.model import schedules
+from dagguard.model import run_counts
 from dagguard.model.cron_count import count_cron_fires
 from dagguard.model.schedules import Recurrence, count_runs
 
@@ -74,7 +74,7 @@ def test_fixed_period_backlogs_are_counted_without_stepping(monkeypatch):
     def no_stepping(*args):
         raise AssertionError("croniter was stepped")
 
-    monkeypatch.setattr(schedules, "_step_cron_fires", no_stepping)
+    monkeypatch.setattr(run_counts, "_step_cron_fires", no_stepping)
     start, end = dt.datetime(2000, 1, 1, tzinfo=UTC), dt.datetime(2026, 11, 30, 12, 7, tzinfo=UTC)
     minutes = int((end - start).total_seconds() // 60)
     assert count_runs(Recurrence(("* * * * *",), None, False), start, end) == minutes + 1

@@ -235,12 +235,12 @@ def test_a_backlog_that_cannot_be_counted_is_no_internal_error(tmp_path, schedul
 
 def test_many_catchup_dags_in_one_file_are_counted_without_stepping_croniter(tmp_path, monkeypatch):
     # Stepping croniter ~1,000 times per DAG made a 200-DAG file take nearly a minute.
-    from dagguard.model import schedules
+    from dagguard.model import run_counts
 
     def no_stepping(*args):
         raise AssertionError("croniter was stepped")
 
-    monkeypatch.setattr(schedules, "_step_cron_fires", no_stepping)
+    monkeypatch.setattr(run_counts, "_step_cron_fires", no_stepping)
     kinds = ['"@hourly"', '"*/5 * * * *"', '"0 3 * * 1-5"', "timedelta(minutes=30)", '"@daily"']
     dags = "".join(f'DAG("d{i}", schedule={kinds[i % 5]}, start_date=datetime(2020, 1, 1), catchup=True)\n'
                    for i in range(200))

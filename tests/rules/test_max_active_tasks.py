@@ -383,3 +383,187 @@ with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
     link = lambda: a >> b >> c >> d >> e  # set only if called: the five may run at once
 """
     assert "DG103" in codes(lint(tmp_path, HEADER + code))
+
+
+# Issue 21, DG103's last false positives on the fresh corpus. Ferlab: @task functions imported
+# from a project module are tasks of the DAG that calls them. name -> (the project's files, the
+# bound DG103 states for the DAG file, or None when it is silent)
+TASKS_MODULE = """\
+from airflow.sdk import task
+from airflow.utils.trigger_rule import TriggerRule
+
+
+@task(task_id="get_pending_ids")
+def get_pending_ids():
+    return [1]
+
+
+@task
+def get_batch_ids():
+    return [2]
+
+
+@task(trigger_rule=TriggerRule.ALL_DONE)
+def decide(ids, batches):
+    return bool(ids or batches)
+
+
+@task
+def load(part):
+    print(part)
+
+
+def not_a_task():
+    return 3
+"""
+IMPORTED = {
+    "two_lookups_then_a_decision": ("""
+from lib.tasks import decide, get_batch_ids, get_pending_ids
+
+with DAG("d", schedule="0 1 * * *", start_date=START, max_active_runs=1):
+    ids = get_pending_ids()
+    batches = get_batch_ids()
+    [ids, batches] >> decide(ids, batches) >> BashOperator(task_id="trigger", bash_command="echo")
+""", None),
+    "a_fan_out_of_six_imported_tasks": ("""
+from lib import tasks
+
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    start = BashOperator(task_id="start", bash_command="echo")
+    start >> [tasks.load.override(task_id=f"load_{i}")(i) for i in range(6)]
+""", 16),
+    "a_trigger_rule_read_where_the_task_is_defined": (f"""
+from lib.tasks import decide, load
+
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    start = BashOperator(task_id="start", bash_command="echo")
+    # Four at once; read as starting early, `decide` would be a fifth beside them.
+    parts = [load.override(task_id="a")(1), load.override(task_id="b")(2), load.override(task_id="c")(3),
+             load.override(task_id="e")(4)]
+    start >> parts >> decide(1, 2) >> {chained(3, "after")}
+""", None),
+    "through_the_module_name": ("""
+from lib import tasks
+
+with DAG("d", schedule="0 1 * * *", start_date=START, max_active_runs=1):
+    ids = tasks.get_pending_ids()
+    batches = tasks.get_batch_ids()
+    [ids, batches] >> tasks.decide(ids, batches) >> BashOperator(task_id="trigger", bash_command="echo")
+""", None),
+    "six_imported_calls_written_out": ("""
+from lib.tasks import load
+
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    start = BashOperator(task_id="start", bash_command="echo")
+    start >> [load.override(task_id="a")(1), load.override(task_id="b")(2), load.override(task_id="c")(3),
+              load.override(task_id="e")(4), load.override(task_id="f")(5), load.override(task_id="g")(6)]
+""", 6),
+    "an_imported_plain_function_may_make_tasks": ("""
+from lib.tasks import get_pending_ids, not_a_task
+
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    get_pending_ids() >> BashOperator(task_id="trigger", bash_command="echo")
+    not_a_task()
+""", 16),
+}
+
+
+@pytest.mark.parametrize("case", sorted(IMPORTED))
+def test_dg103_counts_the_tasks_imported_task_functions_make(tmp_path, case):
+    code, bound = IMPORTED[case]
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "__init__.py").write_text("")
+    (tmp_path / "lib" / "tasks.py").write_text(TASKS_MODULE)
+    found = [f for f in lint(tmp_path, HEADER + code) if f.code == "DG103"]
+    if bound is None:
+        assert found == []
+    else:
+        assert [f.message.split("; ")[1] for f in found] == [f"up to {bound} of its tasks can run at once"]
+
+
+def test_an_imported_task_functions_body_is_not_read_in_the_dag_file(tmp_path):
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "__init__.py").write_text("")
+    (tmp_path / "lib" / "stamps.py").write_text(
+        "import datetime\nfrom airflow.sdk import task\n\n\n@task\ndef stamp():\n"
+        "    day = datetime.datetime.now().strftime('%Y-%m-%d')\n"
+        "    return f's3://exports/events/{day}.parquet'\n")
+    dag_file = HEADER + """
+from lib.stamps import stamp
+
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    stamp() >> BashOperator(task_id="after", bash_command="echo")
+"""
+    assert [f for f in lint(tmp_path, dag_file) if f.code.startswith("DG2")] == []
+    # The same function written in the DAG file is read there.
+    local = dag_file.replace("from lib.stamps import stamp\n", (tmp_path / "lib" / "stamps.py").read_text())
+    assert "DG202" in codes(lint(tmp_path, local))
+
+
+# superdao: a loop over a constant that makes each task on exactly one pass, chosen by an `if` on
+# the loop's value, makes each task once. name -> (code, the bound, None when silent)
+LOOPS = {
+    "one_task_per_branch_chosen_by_the_loop_value": ("""
+CHAINS = {"eth_data": "eth", "polygon_data": "polygon"}
+
+
+@dag(schedule="@monthly", start_date=START, max_active_runs=1)
+def resolve():
+    start = BashOperator(task_id="start", bash_command="echo")
+    finish = BashOperator(task_id="finish", bash_command="echo")
+    eth_task = None
+    polygon_task = None
+    for db, chain_name in CHAINS.items():
+        @task(task_id=f"{chain_name}_upload")
+        def upload(**kwargs):
+            print(db)
+
+        if chain_name == "eth":
+            eth_task = upload()
+        elif chain_name == "polygon":
+            polygon_task = upload()
+
+    start >> eth_task >> polygon_task >> finish
+
+
+resolve()
+""", None),
+    "a_task_made_on_every_pass_is_many": (f"""
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    for name in ["a", "b", "c", "d", "e", "f"]:
+        BashOperator(task_id=name, bash_command="echo")
+""", 16),
+    "a_pass_cut_short_is_not_unrolled": ("""
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    for name in ["a", "b", "c", "d", "e", "f"]:
+        if name == "c":
+            break
+        if name == "a":
+            BashOperator(task_id=name, bash_command="echo")
+    BashOperator(task_id="x", bash_command="echo") >> BashOperator(task_id="y", bash_command="echo")
+""", 16),
+    "a_test_the_loop_value_does_not_decide": ("""
+import os
+
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    for name in ["a", "b"]:
+        if os.environ.get(name):
+            BashOperator(task_id=name, bash_command="echo")
+""", 16),
+    "an_edge_set_inside_an_unrolled_loop": ("""
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    a, b, c, d, e = [BashOperator(task_id=n, bash_command="echo") for n in "abcde"]
+    for name in ["x"]:
+        a >> b >> c >> d >> e
+""", 16),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LOOPS))
+def test_dg103_unrolls_a_loop_over_constants(tmp_path, case):
+    code, bound = LOOPS[case]
+    found = [f for f in lint(tmp_path, HEADER + code) if f.code == "DG103"]
+    if bound is None:
+        assert found == []
+    else:
+        assert [f.message.split("; ")[1] for f in found] == [f"up to {bound} of its tasks can run at once"]
