@@ -290,7 +290,12 @@ def _asset(node: cst.BaseExpression, evaluator: Evaluator, config: list, default
     name, uri = identity
     by_name = [m for (n, _), m in config if name is not None and n == name]
     by_uri = [m for (_, u), m in config if uri is not None and u == uri]
-    mapper = by_name[-1] if by_name else (by_uri[-1] if by_uri else default)
+    if by_name or by_uri:
+        mapper: Optional[Mapper] = by_name[-1] if by_name else by_uri[-1]
+    elif config and (name is None or uri is None):
+        mapper = None   # `Asset.ref(name=...)`: an entry keyed by its unknown URI may be its own
+    else:
+        mapper = default
     return PartitionedAsset(_written(node), name, uri, mapper)
 
 

@@ -191,3 +191,16 @@ def test_key_shapes(first, other, can):
 @pytest.mark.parametrize("key_format", ["%B %Y", "%-d", "%Y%z", None])
 def test_formats_of_no_fixed_width_have_no_shape(key_format):
     assert _shape(key_format) is None
+
+
+def test_an_asset_known_by_name_alone_left_unmatched_by_the_config_has_no_known_mapper():
+    found = dags("""
+        from airflow.sdk import DAG, Asset, PartitionedAssetTimetable, StartOfDayMapper, StartOfYearMapper
+        with DAG("d", schedule=PartitionedAssetTimetable(
+                assets=Asset.ref(name="hourly") & Asset("daily"),
+                partition_mapper_config={Asset.ref(uri="s3://lake/hourly"): StartOfDayMapper()},
+                default_partition_mapper=StartOfYearMapper())):
+            pass
+    """)
+    read = partition_schedule(found["d"])
+    assert [a.mapper.name if a.mapper else None for a in read.assets] == [None, "StartOfYearMapper"]
