@@ -180,3 +180,15 @@ def test_the_spark_example_prints_what_it_says(spark, capsys):
     finally:
         spark.sql("DROP DATABASE IF EXISTS readme CASCADE")
     assert capsys.readouterr().out.split("\n") == ["1000 0 0", "0 0 0", "0 1 0", ""]
+
+
+def test_partitioned_dags_listing_is_what_dags_prints_for_airflow_s_example(tmp_path):
+    airflow = pytest.importorskip("airflow")
+    block = snippet("### Partitioned DAGs and `@asset` (Airflow 3.2+)", "", "$ dagguard dags")
+    command, *shown = block.strip().splitlines()
+    shutil.copy(Path(airflow.__file__).parent / "example_dags" / "example_asset_partition.py", tmp_path)
+    [run] = _run_dagguard_commands([command.removeprefix("$ ")], tmp_path)
+    assert run.returncode == 0, run.stderr
+    printed = run.stdout.splitlines()
+    assert len(printed) == 21
+    assert all(line in printed for line in shown)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Optional
 if TYPE_CHECKING:   # the listing is read without the model: a cached run has no tree
     from dagguard.model.arguments import Arguments
     from dagguard.model.dags import DagModel
+    from dagguard.model.partitions import PartitionSchedule
 
 UNKNOWN_TEXT = "unknown"
 NOT_SET = "not set"
@@ -30,32 +31,43 @@ class DagSummary:
     end_date: str
     max_active_runs: str
     max_active_tasks: str
+    # What a partitioned DAG's runs carry instead of a data interval; "" for other DAGs.
+    partition: str = ""
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        values = asdict(self)
+        if not self.partition:
+            del values["partition"]   # listed for partitioned DAGs only, in JSON as in text
+        return values
 
 
 def summarize(dag: DagModel, shown: str, line: int) -> DagSummary:
     """The DAG's listing entry."""
+    from dagguard.model.partitions import partition_schedule
+
     schedule = next((name for name in _SCHEDULES if name in dag.args), "schedule")
+    partitions = partition_schedule(dag)
     return DagSummary(
         path=shown, line=line, dag_id=dag.dag_id if dag.dag_id is not None else UNKNOWN_TEXT,
         found_by=dag.found_by,
-        schedule=_schedule(dag, schedule),
+        schedule=_schedule(dag, schedule, partitions),
         catchup=_argument(dag.args, "catchup"),
         start_date=_date(dag, "start_date"),
         end_date=_date(dag, "end_date"),
         max_active_runs=_argument(dag.args, "max_active_runs"),
         max_active_tasks=_argument(dag.args, "max_active_tasks"),
+        partition=partitions.runs() if partitions is not None else "",
     )
 
 
-def _schedule(dag: DagModel, name: str) -> str:
+def _schedule(dag: DagModel, name: str, partitions: Optional[PartitionSchedule]) -> str:
     from dagguard.model.schedules import unread_timetable
 
     written = _argument(dag.args, name)
     if written != UNKNOWN_TEXT:
         return written
+    if partitions is not None:
+        return partitions.describe()
     # Airflow's timetable classes are named even when their value is not static: such a DAG
     # recurs, on crons that are listed when known.
     timetable = unread_timetable(dag)
@@ -101,6 +113,8 @@ def format_text(dags: list[DagSummary]) -> str:
     lines = []
     for dag in dags:
         values = " ".join(f"{name}={getattr(dag, name)}" for name in LISTED_ARGUMENTS)
+        if dag.partition:
+            values += f" partition={dag.partition}"
         lines.append(f"{dag.path}:{dag.line}: {dag.dag_id} ({dag.found_by}) {values}")
     return "\n".join(lines)
 

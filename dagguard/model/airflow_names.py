@@ -79,6 +79,43 @@ CRON_PARTITION_TIMETABLES = frozenset({
     "airflow.sdk.CronPartitionTimetable",
     "airflow.sdk.definitions.timetables.trigger.CronPartitionTimetable",
 })
+# Partition timetables (Airflow 3.2+, AIP-76): their runs carry a partition key and date and no
+# data interval (logical_date, ds, ts and data_interval_* are absent from the context). Read by
+# model/partitions.py; PartitionedAssetTimetable and PartitionedAtRuntime are also non-recurring.
+PARTITIONED_ASSET_TIMETABLES = frozenset({
+    "airflow.timetables.simple.PartitionedAssetTimetable",
+    "airflow.sdk.PartitionedAssetTimetable",
+    "airflow.sdk.definitions.timetables.assets.PartitionedAssetTimetable",
+})
+PARTITIONED_AT_RUNTIME = frozenset({
+    "airflow.timetables.simple.PartitionedAtRuntime",
+    "airflow.sdk.PartitionedAtRuntime",
+    "airflow.sdk.definitions.timetables.assets.PartitionedAtRuntime",
+})
+# `@asset` and `@asset.multi` (airflow/sdk/definitions/asset/decorators.py): each decorated
+# function is a DAG of one task.
+ASSET_DECORATORS = frozenset({
+    "airflow.sdk.asset",
+    "airflow.sdk.definitions.asset.decorators.asset",
+})
+MULTI_ASSET_DECORATORS = frozenset(f"{name}.multi" for name in ASSET_DECORATORS)
+ANY_ASSET_DECORATORS = ASSET_DECORATORS | MULTI_ASSET_DECORATORS
+ASSET_REF_CALLS = frozenset(f"{name}.ref" for name in ("airflow.sdk.Asset", "airflow.sdk.definitions.asset.Asset"))
+ASSET_ALL_CLASSES = frozenset({"airflow.sdk.AssetAll", "airflow.sdk.definitions.asset.AssetAll"})
+# Partition mappers, by class name, as `airflow.sdk` exports them and where they are defined
+# (airflow/sdk/definitions/partition_mappers/).
+PARTITION_MAPPER_MODULES = {
+    "AllowedKeyMapper": "allowed_key", "ChainMapper": "chain", "FixedKeyMapper": "fixed_key",
+    "IdentityMapper": "identity", "ProductMapper": "product", "RollupMapper": "base",
+    "FanOutMapper": "temporal", "StartOfHourMapper": "temporal", "StartOfDayMapper": "temporal",
+    "StartOfWeekMapper": "temporal", "StartOfMonthMapper": "temporal", "StartOfQuarterMapper": "temporal",
+    "StartOfYearMapper": "temporal",
+}
+PARTITION_MAPPERS = {
+    qualname: name
+    for name, module in PARTITION_MAPPER_MODULES.items()
+    for qualname in (f"airflow.sdk.{name}", f"airflow.sdk.definitions.partition_mappers.{module}.{name}")
+}
 # Runs on asset events or on the clock of their `timetable=` argument (Airflow 2: datasets).
 ASSET_OR_TIME_SCHEDULES = frozenset({
     "airflow.timetables.assets.AssetOrTimeSchedule",

@@ -29,6 +29,17 @@ SAME_INSTANT_START_KEYS = frozenset({"data_interval_start", "logical_date", "ts"
 RUN_DATE_KEYS = frozenset({"ds", "ds_nodash", "ts", "ts_nodash", "ts_nodash_with_tz", "logical_date",
                            "data_interval_start"})
 
+# Keys a run without a logical date lacks: partitioned runs (Airflow 3.2+) and some manual or
+# asset-triggered ones. Airflow 3.3.2's task runner sets them only `if logical_date`
+# (sdk/execution_time/task_runner.py); a template naming one raises UndefinedError.
+DATELESS_KEYS = frozenset({
+    "logical_date", "ds", "ds_nodash", "ts", "ts_nodash", "ts_nodash_with_tz",
+    "data_interval_start", "data_interval_end",
+    "prev_data_interval_start_success", "prev_data_interval_end_success",
+})
+# Attributes of the run that are None on such a run.
+DATELESS_RUN_ATTRIBUTES = frozenset({"logical_date", "data_interval_start", "data_interval_end"})
+
 # Objects whose attributes of the same names are interval values: `dag_run.logical_date`.
 INTERVAL_OWNERS = frozenset({"dag_run", "ti", "task_instance"})
 

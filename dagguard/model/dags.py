@@ -60,6 +60,21 @@ class TaskModel:
         return f"{self.group_id}.{self.task_id}" if self.group_id else self.task_id
 
 
+# The DAG arguments `@asset` and `@asset.multi` take (`_DAGFactory` in Airflow 3.3.2's
+# sdk/definitions/asset/decorators.py); Airflow itself passes catchup=False.
+ASSET_DAG_ARGUMENTS = frozenset({
+    "schedule", "is_paused_upon_creation", "dag_id", "dag_display_name", "description", "params",
+    "on_success_callback", "on_failure_callback", "access_control", "owner_links", "tags",
+})
+
+# What else each decorator takes: the asset's own fields, or @asset.multi's outlets. Any other
+# keyword raises TypeError when the file loads.
+ASSET_DECORATOR_ARGUMENTS = {
+    "@asset": ASSET_DAG_ARGUMENTS | {"name", "uri", "group", "extra", "watchers"},
+    "@asset.multi": ASSET_DAG_ARGUMENTS | {"outlets"},
+}
+
+
 @dataclass
 class DagModel:
     """One DAG definition: `DAG(...)` (context manager or assigned) or an `@dag` function."""
@@ -79,10 +94,20 @@ class DagModel:
     nesting: Nesting = ()
     factory: Optional[str] = None    # the factory or wrapper whose call made it, qualified
     factory_call: Optional[FactoryCall] = field(default=None, repr=False, compare=False)
+    # "@asset" or "@asset.multi" for the one-task DAG such a decorated function is, and the
+    # arguments written on the decorator (`args` has Airflow's catchup=False in place of any).
+    asset_decorator: Optional[str] = None
+    asset_arguments: Optional[Arguments] = None
+
+    def accepts(self, name: str) -> bool:
+        """Can the DAG's author set the DAG argument `name`? @asset takes only some of them."""
+        return self.asset_decorator is None or name in ASSET_DAG_ARGUMENTS
 
     def keyword_for(self, name: str) -> Optional[str]:
         """The keyword a fix adds to the DAG's call to set `name`: `name` on DAG() and @dag; on
         a factory's call, the keyword it passes on as `name`, or None when none surely does."""
+        if not self.accepts(name):
+            return None
         if self.factory is None:
             return name
         return self.factory_call.keyword_for(name, self.args) if self.factory_call is not None else None
@@ -92,6 +117,8 @@ class DagModel:
         """How the DAG was found: `DAG()`, `@dag` or the factory's qualified name."""
         if self.factory is not None:
             return self.factory
+        if self.asset_decorator is not None:
+            return self.asset_decorator
         return "@dag" if self.kind == "decorator" else "DAG()"
 
     def effective(self, name: str) -> Optional[ArgValue]:
@@ -196,6 +223,7 @@ class _Builder:
         self.parse_time_calls: list[ParseTimeCall] = []
         self.dag_vars: dict[tuple[int, str], DagModel] = {}
         self.dag_functions: dict[int, DagModel] = {}  # an @dag function, by id: calling it makes that DAG
+        self.asset_functions: dict[int, DagModel] = {}  # an @asset function, by id: the DAG it is
         self.claimed_calls: set[int] = set()
         self.factory_returns: set[int] = set()   # calls a function returns: not DAGs of this file
         self.taskflow: dict[int, _TaskflowFunction] = {}
@@ -467,7 +495,9 @@ def _handle_function(b: _Builder, node: cst.FunctionDef, ctx: _Ctx) -> list[tupl
     body_ctx = _Ctx(scope=inner_scope, dag=None, group="", parse_time=False)
     for decorator in node.decorators:
         target = decorator_target(decorator)
-        if ctx.scope.resolves_to(target, names.DAG_DECORATORS):
+        if ctx.scope.resolves_to(target, names.ANY_ASSET_DECORATORS):
+            _asset_dag(b, node, decorator, ctx)
+        elif ctx.scope.resolves_to(target, names.DAG_DECORATORS):
             evaluator = Evaluator(ctx.scope, fstrings=True)
             if isinstance(decorator.decorator, cst.Call):
                 args = call_arguments(decorator.decorator, evaluator, positional=("dag_id",))
@@ -496,10 +526,55 @@ def _handle_function(b: _Builder, node: cst.FunctionDef, ctx: _Ctx) -> list[tupl
                 group_id = given.value if given and isinstance(given.value, str) else (None if given else group_id)
             prefix = _join_group(ctx.group, group_id)
             body_ctx = _Ctx(scope=inner_scope, dag=ctx.dag, group=prefix, parse_time=ctx.parse_time)
+    if id(node) in b.asset_functions:
+        _asset_task(b, node, ctx)
     pushed: list[tuple[cst.CSTNode, _Ctx]] = [(d.decorator, ctx) for d in node.decorators]
     pushed.append((node.params, ctx))
     pushed.append((node.body, body_ctx))
     return pushed
+
+
+def _asset_dag(b: _Builder, node: cst.FunctionDef, decorator: cst.Decorator, ctx: _Ctx) -> None:
+    """The DAG `@asset(...)` / `@asset.multi(...)` makes of a function: its dag_id is `dag_id=`,
+    else the asset's `name=` (for @asset), else the function's name; Airflow adds catchup=False."""
+    multi = ctx.scope.resolves_to(decorator_target(decorator), names.MULTI_ASSET_DECORATORS)
+    evaluator = Evaluator(ctx.scope, fstrings=True)
+    call = decorator.decorator if isinstance(decorator.decorator, cst.Call) else None
+    args = call_arguments(call, evaluator) if call is not None else Arguments()
+    name = args.get("name") if not multi else None
+    default_id = node.name.value if name is None else (name.value if isinstance(name.value, str) else None)
+    fixed = ArgValue("catchup", cst.Name("False"), False, "asset", decorator)
+    written = args
+    args = Arguments({**args.values, "catchup": fixed}, args.complete)
+    if call is not None:
+        b.claimed_calls.add(id(call))
+    dag = b._make_dag(args, evaluator, "asset", call, decorator.decorator, node, ctx, default_id=default_id)
+    dag.asset_decorator = "@asset.multi" if multi else "@asset"
+    dag.asset_arguments = written
+    b.asset_functions[id(node)] = dag
+
+
+def _asset_task(b: _Builder, node: cst.FunctionDef, ctx: _Ctx) -> None:
+    """The one task of an @asset DAG: the function run by Airflow's _AssetMainOperator (task_id
+    the function's name), or the @task the function also is."""
+    dag = b.asset_functions[id(node)]
+    taskflow = b.taskflow.get(id(node))
+    if taskflow is not None:
+        b.attached_functions.add(id(node))
+        evaluator = Evaluator(ctx.scope)
+        expr = taskflow.decorator.decorator
+        args = call_arguments(expr, evaluator) if isinstance(expr, cst.Call) else Arguments()
+        given = args.get("task_id")
+        task_id = node.name.value if given is None else (given.value if isinstance(given.value, str) else None)
+        operator, report = taskflow.operator, taskflow.decorator
+    else:
+        args, task_id = Arguments(), node.name.value
+        operator = "airflow.sdk.asset.multi" if dag.asset_decorator == "@asset.multi" else "airflow.sdk.asset"
+        report = next(d for d in node.decorators if id(d.decorator) == id(dag.report_node))
+    dag.tasks.append(TaskModel(
+        task_id=task_id, kind="taskflow", operator=operator, node=report, args=args, callable=node,
+        callable_scope=function_scope(node, ctx.scope), group_id="", scope=ctx.scope,
+    ))
 
 
 # The methods Airflow 3.3 calls with the run's context (sdk/execution_time/task_runner.py,

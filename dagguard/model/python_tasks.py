@@ -25,7 +25,8 @@ from dagguard.model.callable_sql import SQL_METHODS, SQLALCHEMY_TEXT, SqlCall, s
 from dagguard.model.callable_tree import CallableTree, call_name, formatted_text
 from dagguard.model.compat_fallback import is_compat_fallback
 from dagguard.model.callable_writes import SQLALCHEMY_INSERT, WriteCall, WriteFinder
-from dagguard.model.context_keys import INTERVAL_KEYS, REMOVED_DAG_RUN_ATTRIBUTES, REMOVED_KEYS
+from dagguard.model.context_keys import (DATELESS_KEYS, DATELESS_RUN_ATTRIBUTES, INTERVAL_KEYS,
+                                        REMOVED_DAG_RUN_ATTRIBUTES, REMOVED_KEYS)
 from dagguard.model.scope import OPAQUE, FunctionBinding, Scope, ValueBinding, function_scope
 from dagguard.model.templates import analyse_template, has_jinja
 from dagguard.model.values import Evaluator, decorator_target, simple_string_value
@@ -66,6 +67,10 @@ class CallableFacts:
     returns_value: bool
     write_like_calls: bool           # calls a method named like a write (insert_rows_json, put_item...)
     jinja_strings: tuple[tuple[cst.CSTNode, str], ...] = ()   # string literals holding Jinja
+    # Reads of the run's logical date or data interval, which a partitioned run lacks: parameters
+    # Airflow fills (a cst.Param), context lookups (`context["ds"]`, `.get(...)`), and run
+    # attributes (`dag_run.data_interval_start`, key "dag_run.<attr>").
+    dateless_reads: tuple[ContextLookup, ...] = ()
 
 
 def analyse_callable(function: cst.FunctionDef, scope: Scope, module: cst.Module,
@@ -120,6 +125,12 @@ class _Analysis:
         sql: list[SqlCall] = []
         helper = any(scope.resolves_to(decorator_target(d), IDEMPOTENT_DECORATORS)
                      for d in tree.function.decorators)
+        # @idempotent_write fills these parameters itself, from the interval it writes.
+        helper_filled = HELPER_FILLED_PARAMETERS if helper else frozenset()
+        dateless: list[ContextLookup] = [
+            ContextLookup(node, name) for name, node in params.items()
+            if name in DATELESS_KEYS and name in filled and name not in helper_filled
+        ] if self.depth == 0 else []
         returns_value = False
         write_like = False
         jinja: list[tuple[cst.CSTNode, str]] = []
@@ -136,6 +147,9 @@ class _Analysis:
                 if attr in REMOVED_DAG_RUN_ATTRIBUTES and self.depth == 0 \
                         and context.is_dag_run(node.value, filled):  # type: ignore[attr-defined]
                     removed.append(ContextLookup(node, f"dag_run.{attr}"))
+                if attr in DATELESS_RUN_ATTRIBUTES and self.depth == 0 \
+                        and context.is_dag_run(node.value, filled):  # type: ignore[attr-defined]
+                    dateless.append(ContextLookup(node, f"dag_run.{attr}"))
             elif kind is cst.SimpleString or kind is cst.ConcatenatedString:
                 text = simple_string_value(node) if kind is cst.SimpleString else None  # type: ignore[arg-type]
                 if isinstance(text, str) and has_jinja(text):
@@ -150,6 +164,9 @@ class _Analysis:
                 else:
                     if lookup.key in INTERVAL_KEYS:
                         uses_interval = True
+                    if lookup.key in DATELESS_KEYS and node.value in sure \
+                            and not _handles_none(lookup.node, tree.parents):  # type: ignore[attr-defined]
+                        dateless.append(lookup)
                     if lookup.key in REMOVED_KEYS and node.value in sure \
                             and not is_compat_fallback(lookup.node, lookup.key, tree.parents,  # type: ignore[attr-defined]
                                                        context.key_read, context.names):
@@ -164,6 +181,8 @@ class _Analysis:
                         uses_interval = uses_interval or lookup.key in INTERVAL_KEYS
                         if lookup.key in REMOVED_KEYS:
                             removed.append(lookup)
+                        if lookup.key in DATELESS_KEYS and not _handles_none(lookup.node, tree.parents):
+                            dateless.append(lookup)
                 if qual in CLOCK_FUNCTIONS:
                     if escapes(tree, node, returns_xcom=self.depth == 0):
                         clock.append(ClockRead(node, call_name(node)))
@@ -185,6 +204,7 @@ class _Analysis:
                 if inner is not None:
                     # The helper runs here: its SQL comes at this point of the task's order.
                     removed.extend(inner.removed_lookups)
+                    dateless.extend(inner.dateless_reads)
                     uses_interval = uses_interval or inner.uses_interval
                     helper = helper or inner.idempotent_helper
                     write_like = write_like or inner.write_like_calls
@@ -195,7 +215,7 @@ class _Analysis:
             # Local files in a temporary folder are staging, not the task's output.
             writes = [w for w in writes if not w.what.startswith(("open(", ".to_"))]
         return CallableFacts(tuple(clock), tuple(writes), tuple(sql), tuple(removed), uses_interval,
-                             helper, returns_value, write_like, tuple(jinja))
+                             helper, returns_value, write_like, tuple(jinja), tuple(dateless))
 
     def _helper(self, call: cst.Call, context: ContextReads, sure: frozenset[str],
                 finder: WriteFinder) -> Optional[CallableFacts]:
@@ -212,6 +232,24 @@ class _Analysis:
                           forwarded=context.forwarded_to(call, found[0], sure),
                           item_parameters=finder.items_passed(call, found[0]))
         return inner.facts()
+
+
+# The parameters @idempotent_write fills from the interval it writes (idempotent/decorator.py's
+# CONTEXT_PARAMETERS but logical_date, which it passes on from the context as it is).
+HELPER_FILLED_PARAMETERS = frozenset({"data_interval_start", "data_interval_end", "ds"})
+
+
+def _handles_none(lookup: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> bool:
+    """`context.get("ds") or ...`, `context.get("ds") is None`: code that expects the key to be
+    missing (a `.get()` only; a subscript raises first)."""
+    if type(lookup) is not cst.Call:
+        return False
+    parent = parents.get(id(lookup))
+    if type(parent) is cst.BooleanOperation:
+        return True
+    if type(parent) is cst.Comparison:
+        return any(type(c.operator) in (cst.Is, cst.IsNot) for c in parent.comparisons)  # type: ignore[attr-defined]
+    return type(parent) in (cst.If, cst.IfExp) and getattr(parent, "test", None) is lookup
 
 
 def _bound_to_call(function: cst.FunctionDef, scope: Scope, call: cst.Call, caller: Evaluator) -> Scope:

@@ -53,6 +53,19 @@ _CACHE_KEY = "task_io"
 T = TypeVar("T")
 _BUILDING_KEY = "task_io_building"
 RENDERED_RETURN_DECORATORS = (".task.bash",)
+# The operator dagguard names an @asset function's task by (model/dags.py).
+ASSET_TASK_OPERATORS = frozenset({"airflow.sdk.asset", "airflow.sdk.asset.multi"})
+
+
+def asset_context_parameters(task: TaskModel) -> Optional[frozenset[str]]:
+    """An @asset function's parameter that receives the context: only one named `context`
+    (Airflow 3.3.2's _AssetMainOperator fills `self`, `outlet_events` and inlet assets by name,
+    never context keys). None for other tasks: Airflow fills their parameters from the context."""
+    if task.operator not in ASSET_TASK_OPERATORS or task.callable is None:
+        return None
+    params = task.callable.params
+    named = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    return frozenset(named & {"context"})
 CALLABLE_ORIGIN = "a query in the callable"
 # Arguments whose expression is written in the task's call (not a `**splat` of a dict that may
 # live in another module): a string built there is read from its pieces in this file's scope.
@@ -265,7 +278,8 @@ def _build(file: FileModel, dag: DagModel, task: TaskModel, path: Path) -> TaskI
     facts = None
     if task.callable is not None and task.callable_scope is not None:
         explicit = explicit_parameters(task)
-        facts = analyse_callable(task.callable, task.callable_scope, file.module, explicit, _names(file))
+        facts = analyse_callable(task.callable, task.callable_scope, file.module, explicit, _names(file),
+                                 context_params=asset_context_parameters(task))
         if task.kind == "taskflow" and (task.operator or "").endswith(RENDERED_RETURN_DECORATORS):
             # @task.bash renders the command its function returns as a template.
             strings.extend(TemplatedString(node, "the returned command", _template(file, text))

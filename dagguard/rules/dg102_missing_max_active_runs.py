@@ -27,6 +27,8 @@ class MissingMaxActiveRuns(Rule):
         for dag in file.dags:
             if never_scheduled(file, dag, context.path, context.settings.root):
                 continue  # a SubDAG or a test's DAG: never scheduled by itself
+            if not dag.accepts("max_active_runs"):
+                continue  # an @asset DAG: Airflow gives it no way to set one
             if not dag.surely_lacks("max_active_runs"):
                 continue
             if is_continuous(dag):

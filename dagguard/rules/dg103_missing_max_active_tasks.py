@@ -30,6 +30,8 @@ class MissingMaxActiveTasks(Rule):
         settings = context.settings
         old_name_counts = settings.airflow_version == "2"
         for dag in file.dags:
+            if not dag.accepts("max_active_tasks"):
+                continue  # an @asset DAG: Airflow gives it no way to set one
             if not dag.surely_lacks("max_active_tasks") or (old_name_counts and "concurrency" in dag.args):
                 continue
             if never_scheduled(file, dag, context.path, context.settings.root):

@@ -26,6 +26,18 @@ class MissingSchedule(Rule):
             # test, runs it.
             if all(dag.args.surely_missing(name) for name in SCHEDULE_ARGUMENTS) \
                     and not never_scheduled(file, dag, context.path, context.settings.root):
+                if dag.asset_decorator is not None:
+                    # `schedule` is a required keyword of @asset (Airflow 3.3.2's _DAGFactory).
+                    yield Report(
+                        node=dag.report_node,
+                        message=f"{dag.label} ({dag.asset_decorator}) passes no schedule, which {dag.asset_decorator} "
+                                "requires; the file fails to load with TypeError",
+                        help='pass schedule=None for an asset materialized on demand, or a cron like "@daily"',
+                        dag=dag,
+                        severity="error",
+                        fix=add_dag_keyword_fix(dag, "schedule", cst.Name("None"), SAFE),
+                    )
+                    continue
                 yield Report(
                     node=dag.report_node,
                     message=f"{dag.label} passes no schedule; Airflow 3 never schedules it, "

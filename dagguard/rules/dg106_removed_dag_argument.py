@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable, Optional
 
 from dagguard.model.arguments import ArgValue
-from dagguard.model.dags import DagModel, FileModel
+from dagguard.model.dags import ASSET_DECORATOR_ARGUMENTS, DagModel, FileModel
 from dagguard.rules.base import UNSAFE, Fix, Report, Rule, RuleContext
 from dagguard.rules.edits import forwarded_keyword, remove_argument, rename_fix
 
@@ -36,7 +36,8 @@ class RemovedDagArgument(Rule):
     def check(self, file: FileModel, context: RuleContext) -> Iterable[Report]:
         severity = "warning" if context.settings.airflow_version == "2" else "error"
         for dag in file.dags:
-            for name, arg in dag.args.values.items():
+            written = dag.asset_arguments if dag.asset_arguments is not None else dag.args
+            for name, arg in written.values.items():
                 if arg.factory_keyword is not None:
                     # `DAG(schedule_interval=schedule_interval)` in a project factory: reported
                     # (and fixed) at that call, in the factory's file, not at each of its callers.
@@ -49,6 +50,17 @@ class RemovedDagArgument(Rule):
                         dag=dag,
                         severity=severity,
                         fix=_rename(dag, name, arg),
+                    )
+                elif dag.asset_decorator is not None and name not in ASSET_DECORATOR_ARGUMENTS[dag.asset_decorator]:
+                    yield Report(
+                        node=arg.report_node,
+                        message=f"{dag.label} ({dag.asset_decorator}) passes {name}, which {dag.asset_decorator} "
+                                "does not take; the file fails to load with TypeError",
+                        help=f"remove it: an {dag.asset_decorator} DAG takes only "
+                             f"{', '.join(sorted(ASSET_DECORATOR_ARGUMENTS[dag.asset_decorator]))}",
+                        dag=dag,
+                        severity=severity,
+                        fix=_drop(dag, name, arg),
                     )
                 elif name in IGNORED:
                     yield Report(

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Iterable, Optional
 
 from dagguard.model.appends import table_prepared, unprepared_appends
 from dagguard.model.dags import FileModel
+from dagguard.model.partitions import dag_partition_schedule
 from dagguard.model.task_io import TaskIO, file_task_ios, readable, runs_on_a_clock
 from dagguard.model.writes import matches_write_pattern, transfer_destination
 from dagguard.rules.base import Report, Rule, RuleContext
@@ -30,14 +32,30 @@ class WriteNotKeyedOnInterval(Rule):
         reported: set[int] = set()
         settings = context.settings
         for io in file_task_ios(file, context.path):
-            # Without a recurring schedule there is no interval to key on (manual, @once, assets).
-            if io.keyed or not runs_on_a_clock(io.dag, settings.airflow_version, settings.create_cron_data_intervals):
+            # Without a recurring schedule there is no interval to key on (manual, @once, assets);
+            # a partitioned DAG's runs each stand for a partition, re-run and backfilled as one.
+            partitioned = dag_partition_schedule(file, io.dag) is not None
+            if io.keyed or not (partitioned or runs_on_a_clock(io.dag, settings.airflow_version,
+                                                                settings.create_cron_data_intervals)):
                 continue
             report = sql_write(file, io, context.path) or transfer_write(io) \
                 or python_write(file, io, context.path, context.settings.write_task_patterns)
+            if report is not None and partitioned:
+                report = for_partitions(report)
             if report is not None and id(report.node) not in reported:
                 reported.add(id(report.node))
                 yield report
+
+
+PARTITION_HELP = ("key the write on the run's partition: '{{ partition_key }}' in SQL and paths, the "
+                  "partition_key or partition_date parameter in Python")
+
+
+def for_partitions(report: Report) -> Report:
+    """The report about a partitioned DAG's task: its runs have a partition, not an interval."""
+    message = report.message.replace("the run's data interval", "the run's partition_key or partition_date")
+    return dataclasses.replace(report, message=message.replace("every interval", "every partition"),
+                               help=PARTITION_HELP)
 
 
 def sql_write(file: FileModel, io: TaskIO, path: Path) -> Optional[Report]:
