@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
+from datetime import timedelta
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from dagguard.idempotent.errors import require_airflow
@@ -37,6 +39,21 @@ def _context_values(context: Mapping[str, Any], scope: RunScope) -> dict[str, An
             "partition_date": context.get("partition_date")}
 
 
+def widened_scope(scope: RunScope, lookback: int | timedelta | None) -> RunScope:
+    """The run's scope with its interval widened by `lookback` (see dagguard.idempotent.lookback)."""
+    from dagguard.idempotent.lookback import widen
+
+    if not lookback:
+        return scope
+    if scope.interval is None:
+        from dagguard.idempotent.errors import InvalidArgumentError
+
+        raise InvalidArgumentError(f"lookback={lookback!r} widens the run's interval, and partition "
+                                   f"{scope.partition_key!r} has no period (its timetable gives none); "
+                                   f"nothing was written")
+    return dataclasses.replace(scope, interval=widen(scope.interval, lookback))
+
+
 def fill_context_arguments(function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
                            values: Mapping[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """Fill parameters named like CONTEXT_PARAMETERS that the caller left unset or None."""
@@ -51,7 +68,8 @@ def fill_context_arguments(function: Callable[..., Any], args: tuple[Any, ...], 
 def idempotent_write(*, conn_id: str, table: str, time_column: str | None = None,
                      unique_key: Sequence[str] | str | None = None, strategy: str = "replace",
                      delete_missing: bool = False, partition_column: str = "ds",
-                     columns: Sequence[str] | None = None) -> Callable[[F], F]:
+                     columns: Sequence[str] | None = None,
+                     lookback: int | timedelta | None = None) -> Callable[[F], F]:
     """Write what the decorated task returns as the content of its run's data interval.
 
     Put it under `@task`. The function's `data_interval_start`, `data_interval_end`, `ds`,
@@ -60,13 +78,17 @@ def idempotent_write(*, conn_id: str, table: str, time_column: str | None = None
     the write's result as a dict. On a partitioned run (no data interval) it writes the run's
     partition: the partition's period, or with strategy="overwrite_partition" the rows whose
     `partition_column` equals the partition key; the task's asset outlets are then announced
-    with that key (see dagguard.idempotent.outlets).
+    with that key (see dagguard.idempotent.outlets). `lookback=N` (or a timedelta) widens the
+    run's interval over the N intervals before it: the function receives the widened
+    `data_interval_start` and returns the rows of the whole widened interval, late ones included.
     """
+    from dagguard.idempotent.lookback import check_lookback
     from dagguard.idempotent.write import WriteSpec
 
     require_airflow("@idempotent_write")
-    # Fail at DAG parse time, not at run time, on a bad name or strategy.
+    # Fail at DAG parse time, not at run time, on a bad name, strategy or lookback.
     WriteSpec.build(table, strategy, time_column, unique_key, delete_missing, partition_column)
+    check_lookback(lookback, strategy)
 
     def decorate(function: F) -> F:
         @functools.wraps(function)
@@ -79,7 +101,7 @@ def idempotent_write(*, conn_id: str, table: str, time_column: str | None = None
 
             context = get_current_context()
             # Before any work: a run with nothing to write into fails here, with the fix.
-            scope = write_scope(context, strategy, partition_column)
+            scope = widened_scope(write_scope(context, strategy, partition_column), lookback)
             args, kwargs = fill_context_arguments(function, args, kwargs, _context_values(context, scope))
             rows = function(*args, **kwargs)
             result = write_interval(conn_id, table, rows, scope.interval, time_column=time_column,
