@@ -2,7 +2,8 @@
 
 Each engine gets an empty table (``k``, ``ts``, ``v``; on SQLite and PostgreSQL an index on
 ``ts``), and the benchmark writes ``--days`` daily intervals of ``--rows`` rows each (Arrow
-tables, built untimed) with strategy ``--strategy``, twice per engine, each on a fresh table:
+tables, built untimed) with strategy ``--strategy``, in two ways, each run on a fresh table
+(``--runs`` runs of each, interleaved, the best of each reported):
 
 * ``separate``: one ``write_interval(conn, ...)`` per day through the same open connection (the
   cheapest way to make separate calls: no connection opened per call);
@@ -13,7 +14,8 @@ tables, built untimed) with strategy ``--strategy``, twice per engine, each on a
 After each run the table's row count is checked. The ratio is separate / batched.
 
     python benchmarks/backfill_batches.py                              # sqlite duckdb postgres
-    python benchmarks/backfill_batches.py --engines delta iceberg --days 60
+    python benchmarks/backfill_batches.py --engines delta iceberg
+    python benchmarks/backfill_batches.py --engines postgres --pg-durable   # fsync=on
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ def duckdb_rig(root: Path) -> tuple[Any, Callable[[], int], Callable[[], None]]:
     return conn, lambda: conn.execute("SELECT count(*) FROM events").fetchone()[0], conn.close
 
 
-_PG: dict[str, Any] = {}
+_PG: dict[str, Any] = {"settings": ()}
 
 
 def postgres_rig(root: Path) -> tuple[Any, Callable[[], int], Callable[[], None]]:
@@ -83,7 +85,8 @@ def postgres_rig(root: Path) -> tuple[Any, Callable[[], int], Callable[[], None]
     from tests.support.postgres import start_postgres
 
     if "server" not in _PG:
-        _PG["server"] = start_postgres(Path(tempfile.mkdtemp(prefix="dagguard-pg-bench-")), cap_wal=False)
+        _PG["server"] = start_postgres(Path(tempfile.mkdtemp(prefix="dagguard-pg-bench-")), cap_wal=False,
+                                     settings=_PG["settings"])
     server = _PG["server"]
     name = f"b_{uuid.uuid4().hex[:8]}"
     conn = psycopg.connect(server.create_database(name))
@@ -161,18 +164,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--days", type=int, default=365)
     parser.add_argument("--rows", type=int, default=3000, help="rows per day (default 3,000)")
     parser.add_argument("--batch-size", type=int, default=30, help="days per batch (default 30)")
+    parser.add_argument("--runs", type=int, default=2, help="timed runs of each way, interleaved; the best counts")
     parser.add_argument("--strategy", choices=["replace", "merge"], default="replace")
     parser.add_argument("--engines", nargs="+", default=["sqlite", "duckdb", "postgres"], choices=list(RIGS))
+    parser.add_argument("--pg-durable", action="store_true",
+                        help="PostgreSQL with fsync=on (a server's default; the throwaway cluster turns it off)")
     args = parser.parse_args(argv)
+    if args.pg_durable:
+        _PG["settings"] = ("fsync=on",)
     days = [Interval(START + timedelta(days=d), START + timedelta(days=d + 1)) for d in range(args.days)]
     tables = day_rows(days, args.rows)
     print(f"{args.days} daily intervals of {args.rows} rows, strategy {args.strategy}, "
-          f"batch_size {args.batch_size}")
+          f"batch_size {args.batch_size}, best of {args.runs}{', PostgreSQL fsync=on' if args.pg_durable else ''}")
     print(f"{'engine':10} {'separate s':>11} {'batched s':>10} {'ratio':>7}")
     try:
         for engine in args.engines:
-            separate = measure(engine, "separate", days, tables, args.batch_size, args.strategy)
-            batched = measure(engine, "batched", days, tables, args.batch_size, args.strategy)
+            times: dict[str, list[float]] = {"separate": [], "batched": []}
+            for _ in range(args.runs):  # the machine may be shared: interleaved, best of each
+                for way in times:
+                    times[way].append(measure(engine, way, days, tables, args.batch_size, args.strategy))
+            separate, batched = min(times["separate"]), min(times["batched"])
             print(f"{engine:10} {separate:11.2f} {batched:10.2f} {separate / batched:6.1f}x", flush=True)
     finally:
         if "server" in _PG:
