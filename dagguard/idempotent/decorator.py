@@ -39,6 +39,13 @@ def _context_values(context: Mapping[str, Any], scope: RunScope) -> dict[str, An
             "partition_date": context.get("partition_date")}
 
 
+def _same_instant(value: Any, start: Any) -> bool:
+    try:
+        return value == start
+    except TypeError:  # a naive value the caller passed: not Airflow's
+        return False
+
+
 def widened_scope(scope: RunScope, lookback: int | timedelta | None) -> RunScope:
     """The run's scope with its interval widened by `lookback` (see dagguard.idempotent.lookback)."""
     from dagguard.idempotent.lookback import widen
@@ -54,14 +61,25 @@ def widened_scope(scope: RunScope, lookback: int | timedelta | None) -> RunScope
     return dataclasses.replace(scope, interval=widen(scope.interval, lookback))
 
 
+def _run_start(scope: RunScope) -> Any:
+    return scope.interval.start if scope.interval is not None else None
+
+
 def fill_context_arguments(function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
-                           values: Mapping[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """Fill parameters named like CONTEXT_PARAMETERS that the caller left unset or None."""
+                           values: Mapping[str, Any], run_start: Any = None) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Fill parameters named like CONTEXT_PARAMETERS that the caller left unset or None.
+
+    `run_start`: with lookback, the run's own start, which Airflow itself passes as
+    `data_interval_start` to a parameter of that name; it is replaced by the widened start."""
     signature = inspect.signature(function)
     bound = signature.bind_partial(*args, **kwargs)
     for name in CONTEXT_PARAMETERS:
         if name in signature.parameters and bound.arguments.get(name) is None:
             bound.arguments[name] = values[name]
+    if run_start is not None and "data_interval_start" in signature.parameters:
+        given = bound.arguments.get("data_interval_start")
+        if given is not None and _same_instant(given, run_start):
+            bound.arguments["data_interval_start"] = values["data_interval_start"]
     return bound.args, bound.kwargs
 
 
@@ -101,8 +119,10 @@ def idempotent_write(*, conn_id: str, table: str, time_column: str | None = None
 
             context = get_current_context()
             # Before any work: a run with nothing to write into fails here, with the fix.
-            scope = widened_scope(write_scope(context, strategy, partition_column), lookback)
-            args, kwargs = fill_context_arguments(function, args, kwargs, _context_values(context, scope))
+            own = write_scope(context, strategy, partition_column)
+            scope = widened_scope(own, lookback)
+            args, kwargs = fill_context_arguments(function, args, kwargs, _context_values(context, scope),
+                                                  _run_start(own) if scope is not own else None)
             rows = function(*args, **kwargs)
             result = write_interval(conn_id, table, rows, scope.interval, time_column=time_column,
                                     unique_key=unique_key, strategy=strategy,
