@@ -169,3 +169,14 @@ def test_the_delta_lake_example_prints_what_it_says(tmp_path):
                             timeout=120, env={**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(tmp_path)})
     assert result.returncode == 0, result.stderr
     assert result.stdout.split("\n") == ["1 1", "0 1", ""]  # the rerun committed nothing
+
+
+@pytest.mark.parametrize("heading, printed", [("### Late data: lookback", "2026-01-01T00:00:00+00:00 2"),
+                                              ("### Backfills in batches", "2 2026-03-02")])
+def test_the_lookback_and_batch_examples_print_what_they_say(tmp_path, heading, printed):
+    code = snippet(heading, "python")
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == printed + "\n"
+    assert f"prints `{printed}`" in README.split(f"\n{heading}\n", 1)[1]
