@@ -94,3 +94,27 @@ def test_lookback_is_refused_with_overwrite_partition_and_with_bad_values(tmp_pa
         with pytest.raises(ArgumentTypeError, match="lookback must be"):
             write_interval(conn, "events", [], DAY[2], time_column="ts", lookback=wrong)
     assert conn.execute("SELECT count(*) FROM events").fetchone() == (0,)
+
+
+def test_the_decorator_widens_the_run_scope_and_the_start_airflow_passes():
+    from dagguard.idempotent.decorator import fill_context_arguments, widened_scope
+    from dagguard.idempotent.partitions import RunScope
+
+    own = RunScope(DAY[3], None)
+    scope = widened_scope(own, 2)
+    assert scope.interval == Interval(at(1), at(4)) and widened_scope(own, 0) is own
+
+    def task(data_interval_start=None, data_interval_end=None):
+        return data_interval_start, data_interval_end
+
+    values = {"data_interval_start": at(1), "data_interval_end": at(4), "ds": None, "logical_date": None,
+              "partition_key": None, "partition_date": None}
+    # Airflow itself passes the run's own start to a parameter of that name: it is widened.
+    args, kwargs = fill_context_arguments(task, (), {"data_interval_start": at(3)}, values, at(3))
+    assert task(*args, **kwargs) == (at(1), at(4))
+    # A start the caller chose is left alone.
+    args, kwargs = fill_context_arguments(task, (), {"data_interval_start": at(2, 5)}, values, at(3))
+    assert task(*args, **kwargs) == (at(2, 5), at(4))
+    # A partition without a period has nothing to widen.
+    with pytest.raises(InvalidArgumentError, match="has no period"):
+        widened_scope(RunScope(None, "eu"), 1)
