@@ -61,6 +61,8 @@ def write_intervals(conn: Any, table: str, batches: Iterable[tuple[Interval, Any
     that loads each batch's rows when it is reached. On a failure (a batch that does not fit its
     interval, the database refusing it, the generator raising) the batches before it stay
     written and BackfillBatchError says which interval to resume from; the cause is its __cause__.
+    With strategy='overwrite_partition' each pair owns one partition, its interval's start date:
+    batches of one interval each (batch_size=1).
     """
     from dagguard.idempotent.connections import open_engine
     from dagguard.idempotent.write import WriteSpec, prepare_batch, write_batch
