@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Union
-
 from dagguard.idempotent.errors import ArgumentTypeError, InvalidArgumentError
 from dagguard.idempotent.interval import Interval
 
-Lookback = Union[int, timedelta, None]
 
 
-def check_lookback(lookback: Lookback, strategy: str) -> None:
+def check_lookback(lookback: int | timedelta | None, strategy: str) -> None:
     """A count of intervals (>= 0) or a non-negative timedelta; overwrite_partition owns one
     partition (one `ds`, or one Airflow partition key) and cannot widen: refused."""
     if lookback is None:
@@ -28,7 +25,7 @@ def check_lookback(lookback: Lookback, strategy: str) -> None:
             f"'merge' with time_column= to pick up late rows, or write each earlier partition in its own run")
 
 
-def widen(interval: Interval, lookback: Lookback) -> Interval:
+def widen(interval: Interval, lookback: int | timedelta | None) -> Interval:
     """`interval` with its start moved back by `lookback` intervals of its own length, or by the
     timedelta `lookback`; unchanged for 0 or None."""
     if not lookback:

@@ -142,3 +142,20 @@ def test_write_intervals_refuses_what_is_not_an_interval_and_rows_pair(tmp_path)
     assert isinstance(caught.value.__cause__, ArgumentTypeError) and caught.value.resume_from is None
     with pytest.raises(InvalidArgumentError, match="unknown strategy"):
         write_intervals(conn, "events", [], time_column="ts", strategy="append")
+
+
+def test_overwrite_partition_backfills_one_partition_per_pair(tmp_path):
+    import sqlite3
+
+    conn = sqlite3.connect(tmp_path / "w.db")
+    conn.execute("CREATE TABLE events (k INTEGER, ds TEXT, v TEXT)")
+    pairs = [(day, [{"k": n, "ds": day.start.date().isoformat(), "v": "x"}]) for n, day in enumerate(DAYS[:3])]
+    results = write_intervals(conn, "events", pairs, strategy="overwrite_partition")
+    assert [r.row_count for r in results] == [1, 1, 1]
+    assert conn.execute("SELECT k, ds FROM events ORDER BY k").fetchall() == [
+        (0, "2026-01-01"), (1, "2026-01-02"), (2, "2026-01-03")]
+    # A pair spanning two days owns only its start date's partition: the other day's row is refused.
+    with pytest.raises(BackfillBatchError) as caught:
+        write_intervals(conn, "events", [(Interval(at(1), at(3)), [{"k": 9, "ds": "2026-01-02", "v": "y"}])],
+                        strategy="overwrite_partition")
+    assert isinstance(caught.value.__cause__, IntervalViolationError) and caught.value.resume_from == at(1)
