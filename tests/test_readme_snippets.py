@@ -192,3 +192,14 @@ def test_partitioned_dags_listing_is_what_dags_prints_for_airflow_s_example(tmp_
     printed = run.stdout.splitlines()
     assert len(printed) == 21
     assert all(line in printed for line in shown)
+
+
+@pytest.mark.parametrize("heading, printed", [("### Late data: lookback", "2026-01-01T00:00:00+00:00 2"),
+                                              ("### Backfills in batches", "2 2026-03-02")])
+def test_the_lookback_and_batch_examples_print_what_they_say(tmp_path, heading, printed):
+    code = snippet(heading, "python")
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == printed + "\n"
+    assert f"prints `{printed}`" in README.split(f"\n{heading}\n", 1)[1]

@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from dagguard.idempotent.decorator import idempotent_write
-from dagguard.idempotent.errors import (AirflowRequiredError, ArgumentTypeError, ConcurrentWriteError,
+from dagguard.idempotent.backfill import backfill_batches, write_intervals
+from dagguard.idempotent.errors import (AirflowRequiredError, ArgumentTypeError, BackfillBatchError,
+                                        ConcurrentWriteError,
                                         ConnectionFailedError, DatabaseRefusedError, EmptyIntervalError,
                                         IdempotentWriteError, IntervalViolationError, InvalidArgumentError,
                                         NoRunIntervalError,
@@ -22,13 +24,13 @@ from dagguard.idempotent.ledger import LedgerReport, RunInfo
 from dagguard.idempotent.write import WriteResult, write_interval
 
 __all__ = [
-    "AirflowRequiredError", "ArgumentTypeError", "ConcurrentWriteError", "ConnectionFailedError", "DatabaseRefusedError",
+    "AirflowRequiredError", "ArgumentTypeError", "BackfillBatchError", "ConcurrentWriteError", "ConnectionFailedError", "DatabaseRefusedError",
     "DeltaLake", "EmptyIntervalError",
     "IdempotentWriteError", "Interval", "IntervalMergeOperator", "IntervalViolationError",
     "InvalidArgumentError", "InvalidIdentifierError", "LedgerError", "LedgerReport", "NoRunIntervalError", "RunInfo",
     "TargetTableError",
     "UnsupportedConnectionError", "WriteResult", "idempotent_write", "interval_from_context",
-    "read_ledger", "write_interval",
+    "backfill_batches", "read_ledger", "write_interval", "write_intervals",
 ]
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
+from datetime import timedelta
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from dagguard.idempotent.errors import require_airflow
@@ -37,21 +39,55 @@ def _context_values(context: Mapping[str, Any], scope: RunScope) -> dict[str, An
             "partition_date": context.get("partition_date")}
 
 
+def _same_instant(value: Any, start: Any) -> bool:
+    try:
+        return value == start
+    except TypeError:  # a naive value the caller passed: not Airflow's
+        return False
+
+
+def widened_scope(scope: RunScope, lookback: int | timedelta | None) -> RunScope:
+    """The run's scope with its interval widened by `lookback` (see dagguard.idempotent.lookback)."""
+    from dagguard.idempotent.lookback import widen
+
+    if not lookback:
+        return scope
+    if scope.interval is None:
+        from dagguard.idempotent.errors import InvalidArgumentError
+
+        raise InvalidArgumentError(f"lookback={lookback!r} widens the run's interval, and partition "
+                                   f"{scope.partition_key!r} has no period (its timetable gives none); "
+                                   f"nothing was written")
+    return dataclasses.replace(scope, interval=widen(scope.interval, lookback))
+
+
+def _run_start(scope: RunScope) -> Any:
+    return scope.interval.start if scope.interval is not None else None
+
+
 def fill_context_arguments(function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
-                           values: Mapping[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """Fill parameters named like CONTEXT_PARAMETERS that the caller left unset or None."""
+                           values: Mapping[str, Any], run_start: Any = None) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Fill parameters named like CONTEXT_PARAMETERS that the caller left unset or None.
+
+    `run_start`: with lookback, the run's own start, which Airflow itself passes as
+    `data_interval_start` to a parameter of that name; it is replaced by the widened start."""
     signature = inspect.signature(function)
     bound = signature.bind_partial(*args, **kwargs)
     for name in CONTEXT_PARAMETERS:
         if name in signature.parameters and bound.arguments.get(name) is None:
             bound.arguments[name] = values[name]
+    if run_start is not None and "data_interval_start" in signature.parameters:
+        given = bound.arguments.get("data_interval_start")
+        if given is not None and _same_instant(given, run_start):
+            bound.arguments["data_interval_start"] = values["data_interval_start"]
     return bound.args, bound.kwargs
 
 
 def idempotent_write(*, conn_id: str | None = None, table: str, time_column: str | None = None,
                      unique_key: Sequence[str] | str | None = None, strategy: str = "replace",
                      delete_missing: bool = False, partition_column: str = "ds",
-                     columns: Sequence[str] | None = None) -> Callable[[F], F]:
+                     columns: Sequence[str] | None = None,
+                     lookback: int | timedelta | None = None) -> Callable[[F], F]:
     """Write what the decorated task returns as the content of its run's data interval.
 
     Put it under `@task`. The function's `data_interval_start`, `data_interval_end`, `ds`,
@@ -60,15 +96,19 @@ def idempotent_write(*, conn_id: str | None = None, table: str, time_column: str
     the write's result as a dict. On a partitioned run (no data interval) it writes the run's
     partition: the partition's period, or with strategy="overwrite_partition" the rows whose
     `partition_column` equals the partition key; the task's asset outlets are then announced
-    with that key (see dagguard.idempotent.outlets).
+    with that key (see dagguard.idempotent.outlets). `lookback=N` (or a timedelta) widens the
+    run's interval over the N intervals before it: the function receives the widened
+    `data_interval_start` and returns the rows of the whole widened interval, late ones included.
     Without `conn_id`, under `@task.pyspark`, it writes through the `spark` session the task
     receives (the function takes a `spark` parameter), into a table of that session's catalog.
     """
+    from dagguard.idempotent.lookback import check_lookback
     from dagguard.idempotent.write import WriteSpec
 
     require_airflow("@idempotent_write")
-    # Fail at DAG parse time, not at run time, on a bad name or strategy.
+    # Fail at DAG parse time, not at run time, on a bad name, strategy or lookback.
     WriteSpec.build(table, strategy, time_column, unique_key, delete_missing, partition_column)
+    check_lookback(lookback, strategy)
 
     def decorate(function: F) -> F:
         if conn_id is None and "spark" not in inspect.signature(function).parameters:
@@ -88,8 +128,10 @@ def idempotent_write(*, conn_id: str | None = None, table: str, time_column: str
 
             context = get_current_context()
             # Before any work: a run with nothing to write into fails here, with the fix.
-            scope = write_scope(context, strategy, partition_column)
-            args, kwargs = fill_context_arguments(function, args, kwargs, _context_values(context, scope))
+            own = write_scope(context, strategy, partition_column)
+            scope = widened_scope(own, lookback)
+            args, kwargs = fill_context_arguments(function, args, kwargs, _context_values(context, scope),
+                                                  _run_start(own) if scope is not own else None)
             rows = function(*args, **kwargs)
             # No conn_id: the SparkSession that @task.pyspark passed to the task.
             conn = conn_id if conn_id is not None else inspect.signature(function).bind_partial(

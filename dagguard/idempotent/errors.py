@@ -60,6 +60,20 @@ class ConcurrentWriteError(IdempotentWriteError):
     """Another writer kept conflicting with this one after every retry."""
 
 
+class BackfillBatchError(IdempotentWriteError):
+    """write_intervals failed at one batch; the batches before it are written. `failed`: the
+    failed batch's Interval (None when reading the next batch failed), `resume_from`: the
+    instant to resume the backfill from (None: from the first batch), `written`: the
+    WriteResults of the batches written. The original error is the __cause__."""
+
+    def __init__(self, message: str, *, failed: object = None, resume_from: object = None,
+                 written: tuple[object, ...] = ()) -> None:
+        super().__init__(message)
+        self.failed = failed
+        self.resume_from = resume_from
+        self.written = written
+
+
 class LedgerError(IdempotentWriteError):
     """The ledger table cannot be read."""
 

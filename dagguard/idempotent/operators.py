@@ -7,15 +7,16 @@ to IntervalMergeOperator.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Sequence
 
 from airflow.sdk import BaseOperator
 
 from dagguard.idempotent.connections import open_engine
-from dagguard.idempotent.decorator import run_info_from_context
+from dagguard.idempotent.decorator import run_info_from_context, widened_scope
 from dagguard.idempotent.errors import InvalidArgumentError
 from dagguard.idempotent.interval import Interval
+from dagguard.idempotent.lookback import check_lookback
 from dagguard.idempotent.outlets import announce_partition
 from dagguard.idempotent.partitions import write_scope
 from dagguard.idempotent.write import WriteSpec, prepare_batch, write_batch
@@ -66,6 +67,8 @@ class IntervalMergeOperator(BaseOperator):
     transaction with `strategy` (merge by default). On a partitioned run the interval is the
     partition's period (or, with strategy="overwrite_partition", the rows whose
     `partition_column` equals the key); `%(partition_key)s` in source_sql is the run's key.
+    `lookback=N` (or a timedelta) widens the interval over the N intervals before it:
+    `%(start)s` is then the widened start, so late rows of those intervals are picked up.
     """
 
     template_fields: Sequence[str] = ("source_sql", "target_table")
@@ -73,9 +76,12 @@ class IntervalMergeOperator(BaseOperator):
 
     def __init__(self, *, conn_id: str, source_sql: str, target_table: str, time_column: str,
                  unique_key: Sequence[str] | str | None = None, strategy: str = "merge",
-                 delete_missing: bool = False, partition_column: str = "ds", **kwargs: Any) -> None:
+                 delete_missing: bool = False, partition_column: str = "ds",
+                 lookback: int | timedelta | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         WriteSpec.build(target_table, strategy, time_column, unique_key, delete_missing, partition_column)
+        check_lookback(lookback, strategy)
+        self.lookback = lookback
         self.conn_id = conn_id
         self.source_sql = source_sql
         self.target_table = target_table
@@ -86,7 +92,7 @@ class IntervalMergeOperator(BaseOperator):
         self.partition_column = partition_column
 
     def execute(self, context: Any) -> dict[str, Any]:
-        scope = write_scope(context, self.strategy, self.partition_column)
+        scope = widened_scope(write_scope(context, self.strategy, self.partition_column), self.lookback)
         interval, key = scope.interval, scope.partition_key
         spec = WriteSpec.build(self.target_table, self.strategy, self.time_column, self.unique_key,
                                self.delete_missing, self.partition_column)

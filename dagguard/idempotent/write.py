@@ -7,7 +7,7 @@ import functools
 import random
 import time
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from typing import Any, Callable, Iterable, Sequence
 
 from dagguard.idempotent import strategies
@@ -165,6 +165,20 @@ def check_scope(spec: WriteSpec, interval: Interval | None, partition_key: str |
             f"strategy='overwrite_partition' (the rows whose {spec.partition_column or 'ds'} is the key)")
 
 
+def lookback_interval(spec: WriteSpec, interval: Interval | None, lookback: Any,
+                      partition_key: str | None) -> Interval | None:
+    """The interval a write with `lookback` covers (see dagguard.idempotent.lookback)."""
+    from dagguard.idempotent.lookback import check_lookback, widen
+
+    check_lookback(lookback, spec.strategy)
+    if not lookback:
+        return interval
+    if interval is None:
+        raise InvalidArgumentError(f"lookback={lookback!r} widens an interval, and partition {partition_key!r} "
+                                   f"comes without one: pass interval=Interval(start, end)")
+    return widen(interval, lookback)
+
+
 def scope_label(interval: Interval | None, partition_key: str | None) -> str:
     """`[start, end)`, `partition 'k'`, or both, for messages."""
     parts = ([str(interval)] if interval is not None else []) + (
@@ -176,7 +190,8 @@ def write_interval(conn: Any, table: str, rows: Any, interval: Interval | None =
                    time_column: str | None = None, unique_key: Sequence[str] | str | None = None,
                    strategy: str = "replace", delete_missing: bool = False,
                    partition_column: str = "ds", columns: Sequence[str] | None = None,
-                   run: RunInfo | None = None, partition_key: str | None = None) -> WriteResult:
+                   run: RunInfo | None = None, partition_key: str | None = None,
+                   lookback: int | timedelta | None = None) -> WriteResult:
     """Write `rows` as the whole content of `interval` in `table`, in one transaction.
 
     `conn` is a DB-API connection (sqlite3, duckdb, psycopg 3), a URL (sqlite:///f.db,
@@ -185,12 +200,16 @@ def write_interval(conn: Any, table: str, rows: Any, interval: Interval | None =
     table unchanged. `partition_key` names an Airflow partition: with
     strategy='overwrite_partition' the write owns the rows whose `partition_column` equals it
     (`interval` then optional: given, the rows' times must lie in it); with replace or merge
-    the interval still scopes the write and the key is recorded in the ledger (not on Spark).
+    the interval still scopes the write and the key is recorded in the ledger (not on Spark). `lookback` (N
+    intervals of the interval's length, or a timedelta) widens the interval back, so the write
+    also rewrites the N intervals before it, late rows included (not with overwrite_partition).
     """
     if interval is not None and not isinstance(interval, Interval):
         raise ArgumentTypeError(f"interval must be a dagguard.idempotent.Interval(start, end), not a "
                                 f"{type(interval).__name__}")
     spec = WriteSpec.build(table, strategy, time_column, unique_key, delete_missing, partition_column)
+    interval = lookback_interval(spec, interval, lookback, partition_key)
+
     from dagguard.idempotent.engines.spark import is_spark_frame, is_spark_session  # (imports no pyspark)
 
     if is_spark_session(conn):  # the rows go to Spark whole, and are checked there

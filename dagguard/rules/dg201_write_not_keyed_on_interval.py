@@ -15,11 +15,12 @@ from dagguard.rules.base import Report, Rule, RuleContext
 
 SQL_HELP = ("filter the source on '{{ data_interval_start }}' and '{{ data_interval_end }}' and replace "
             "that interval's rows (DELETE then INSERT in one task, or MERGE), or use "
-            "dagguard.idempotent.IntervalMergeOperator")
+            "dagguard.idempotent.IntervalMergeOperator (lookback=N also rewrites the N intervals before, for late rows)")
 TRANSFER_HELP = ("key the destination on the interval, e.g. 'exports/{{ ds }}/orders.csv', and filter the "
                  "source query on '{{ data_interval_start }}' and '{{ data_interval_end }}'")
 PYTHON_HELP = ("take data_interval_start and data_interval_end (or ds) as parameters and key the write on "
-               "them, or write with @idempotent_write / write_interval from dagguard.idempotent")
+               "them, or write with @idempotent_write / write_interval from dagguard.idempotent "
+               "(lookback=N also rewrites the N intervals before, for late rows)")
 
 
 class WriteNotKeyedOnInterval(Rule):

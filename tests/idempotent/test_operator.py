@@ -57,3 +57,24 @@ def test_operator_rejects_a_bad_target_at_parse_time():
     with pytest.raises(InvalidIdentifierError):
         IntervalMergeOperator(task_id="load", conn_id="w", source_sql=SOURCE,
                               target_table="events; DROP TABLE x", time_column="ts", unique_key=["k"])
+
+
+def test_operator_with_lookback_reads_and_writes_the_widened_interval(db):
+    from dagguard.idempotent import InvalidArgumentError, read_ledger
+
+    if db.dialect == "iceberg":
+        pytest.skip("SQL-specific: source_sql runs in the target database; Iceberg has no SQL engine")
+    _seed(db)
+    operator = IntervalMergeOperator(task_id="load", conn_id=db.url, source_sql=SOURCE, lookback=1,
+                                     target_table="events", time_column="ts", unique_key=["k"])
+    context = {"data_interval_start": at(2), "data_interval_end": at(3), "run_id": "test"}
+    first = operator.execute(context)
+    second = operator.execute(context)
+    assert (first["interval_start"], first["interval_end"]) == (at(1).isoformat(), at(3).isoformat())
+    assert (first["rows_inserted"], second["rows_inserted"], second["rows_updated"]) == (3, 0, 0)
+    assert db.rows() == [(1, at(1, 1), "a"), (2, at(1, 23, 59, 999999), "b"), (3, at(2, 0), "next day")]
+    entry = read_ledger(db.url, "events").entries[-1]
+    assert (entry.interval_start[:10], entry.interval_end[:10]) == ("2026-01-01", "2026-01-03")
+    with pytest.raises(InvalidArgumentError, match="owns exactly one partition"):
+        IntervalMergeOperator(task_id="load2", conn_id=db.url, source_sql=SOURCE, lookback=1,
+                              target_table="events", time_column="ts", strategy="overwrite_partition")

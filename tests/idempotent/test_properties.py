@@ -425,3 +425,35 @@ def test_sqlite_overwrite_partition_replaces_exactly_the_partitions_utc_date(db)
         assert [ds for ds, v in rows if v == "new"] == [partition.partition_key.isoformat()]
 
     check()
+
+
+def test_runs_with_lookback_equal_a_full_rebuild_from_the_final_source(db):
+    """Daily runs with lookback=L, rows arriving up to L days late (and some runs retried): the
+    table ends as a rebuild of every day from the final source would leave it."""
+    days = [Interval(at(d), at(d + 1)) for d in (1, 2, 3, 4)]
+    late_row = st.tuples(st.integers(0, 3), st.integers(0, 2), st.integers(0, 24 * 60 - 1),
+                         st.sampled_from(["a", "b", "é", None]))
+
+    @_settings(db)
+    @given(lookback=st.integers(0, 2), arrivals=st.lists(late_row, max_size=10),
+           retried=st.sets(st.integers(0, 3), max_size=2), strategy=STRATEGY)
+    def check(lookback, arrivals, retried, strategy):
+        _reset(db)
+        # Row k of day `day` reaches the source before the run of day `day + delay`.
+        source = [(day + min(delay, lookback), {"k": k, "ts": days[day].start + timedelta(minutes=minute), "v": v})
+                  for k, (day, delay, minute, v) in enumerate(arrivals) if day + min(delay, lookback) <= 3]
+        for run in range(4):
+            for _ in range(2 if run in retried else 1):
+                known = [row for arrived, row in source if arrived <= run]
+                widened = Interval(days[run].start - lookback * timedelta(days=1), days[run].end)
+                rows, columns = _written(db, [r for r in known if widened.contains(r["ts"])])
+                conn = db.connect()
+                try:
+                    write_interval(conn, "events", rows, days[run], time_column="ts", strategy=strategy,
+                                   unique_key=["k"] if strategy == "merge" else None,
+                                   delete_missing=strategy == "merge", columns=columns, lookback=lookback)
+                finally:
+                    conn.close()
+        assert _rows(db) == _expected([row for _, row in source])
+
+    check()
