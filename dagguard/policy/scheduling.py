@@ -49,6 +49,12 @@ def _plain_utc(value: dt.datetime) -> dt.datetime:
                        tzinfo=dt.timezone.utc)
 
 
+def _made_by_asset(dag: Any) -> bool:
+    """A DAG an `@asset` function made: its one task is the asset's own operator."""
+    tasks = getattr(dag, "tasks", None) or ()
+    return bool(tasks) and all(type(task).__name__ == "_AssetMainOperator" for task in tasks)
+
+
 def scheduling_findings(dag: Any, limits: Limits, now: dt.datetime) -> Iterator[Finding]:
     """The scheduling rules' findings on a loaded DAG."""
     timetable = getattr(dag, "timetable", None)
@@ -67,6 +73,8 @@ def scheduling_findings(dag: Any, limits: Limits, now: dt.datetime) -> Iterator[
             if runs is not None and runs > limits.max_catchup_runs:
                 yield Finding("DG107", messages.large_catchup_backlog(label, runs, limits.max_catchup_runs),
                               messages.DG107_HELP)
+    if _made_by_asset(dag):
+        return  # @asset takes no max_active_runs or max_active_tasks: the linter skips it too
     if getattr(dag, "max_active_runs", None) == limits.max_active_runs_default:
         yield Finding("DG102", messages.missing_max_active_runs(label, limits.max_active_runs_default),
                       messages.DG102_HELP)

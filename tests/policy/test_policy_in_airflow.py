@@ -87,6 +87,17 @@ RENAMED = textwrap.dedent("""\
 """)
 
 
+# An @asset function is a DAG of its own, which cannot take max_active_runs or max_active_tasks
+# (the decorator rejects both): the policy, as the linter, does not ask for them.
+ASSET = textwrap.dedent("""\
+    from airflow.sdk import asset
+
+    @asset(schedule="@daily")
+    def daily_prices():
+        return 1
+""")
+
+
 def _write(folder: Path, files: dict[str, str]) -> Path:
     for name, text in files.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
@@ -107,7 +118,7 @@ def bags(tmp_path_factory):
     """One interpreter, one DagBag per folder (and environment)."""
     tmp = tmp_path_factory.mktemp("policy")
     main = _teams(tmp / "main", **{
-        "clean.py": CLEAN, "warned.py": WARNED, "broken.py": BROKEN_TIMETABLE, "renamed.py": RENAMED,
+        "clean.py": CLEAN, "warned.py": WARNED, "broken.py": BROKEN_TIMETABLE, "renamed.py": RENAMED, "asset.py": ASSET,
         # A team folder of its own settings: DG101 is ignored there, below the DAGs folder.
         "team_b/dagguard.toml": 'ignore = ["DG101"]\n',
         "team_b/flood.py": TEAMS.replace('"teams.json"', '"../teams.json"').replace('f"team_', 'f"b_team_'),
@@ -149,6 +160,12 @@ def test_warnings_are_logged_and_the_dag_loads(bags):
     assert "warned.py: DG102 DAG 'warned_daily' sets no max_active_runs; up to 16 of its runs can run at once" \
         in warnings
     assert "DG103 DAG 'warned_daily' sets no max_active_tasks; up to 16 of its tasks can run at once" in warnings
+
+
+def test_an_asset_dag_is_not_asked_for_limits_it_cannot_take(bags):
+    main = bags["main"]
+    assert "daily_prices" in main["dags"] and "asset.py" not in main["errors"]
+    assert "daily_prices" not in str(main["logs"])
 
 
 def test_a_dagguard_toml_below_the_dags_folder_applies_to_its_folder(bags):
