@@ -98,7 +98,7 @@ ALL_SELECTOR = "ALL"
 def selector_error(selector: str) -> Optional[str]:
     """Why `selector` selects no rule (None when it is `ALL` or a prefix of a rule code), as ruff
     rejects unknown selectors: a typo must not turn the linter off."""
-    from dagguard.rules import RULE_CODES  # the codes alone: no rule module is imported
+    from dagguard.rule_codes import RULE_CODES  # the codes alone: no rule module is imported
 
     # A selector is the linter (DG) or a prefix of a code after it: "D" is not one, as in ruff.
     if selector == ALL_SELECTOR or (selector.startswith("DG") and any(c.startswith(selector) for c in RULE_CODES)):
