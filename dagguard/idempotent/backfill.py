@@ -12,7 +12,8 @@ BackfillBatchError, which says where to resume.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from contextlib import contextmanager
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from dagguard.idempotent.errors import ArgumentTypeError, BackfillBatchError, InvalidArgumentError
 from dagguard.idempotent.interval import Interval
@@ -64,15 +65,14 @@ def write_intervals(conn: Any, table: str, batches: Iterable[tuple[Interval, Any
     With strategy='overwrite_partition' each pair owns one partition, its interval's start date:
     batches of one interval each (batch_size=1).
     """
-    from dagguard.idempotent.connections import open_engine
-    from dagguard.idempotent.write import WriteSpec, prepare_batch, write_batch
+    from dagguard.idempotent.write import WriteSpec
 
     spec = WriteSpec.build(table, strategy, time_column, unique_key, delete_missing, partition_column)
     run = run or RunInfo()
     results: list[Any] = []
     items = iter(batches)
     last = None
-    with open_engine(conn) as engine:
+    with _batch_writer(conn, spec, columns, run) as write_one:
         while True:
             interval = None
             try:
@@ -80,11 +80,31 @@ def write_intervals(conn: Any, table: str, batches: Iterable[tuple[Interval, Any
                 if item is None:
                     return results
                 interval, rows = _pair(item)
-                batch = prepare_batch(spec, rows, columns, interval)
-                results.append(write_batch(engine, spec, batch, interval, None, run))
+                results.append(write_one(interval, rows))
                 last = interval
             except Exception as exc:
                 raise _failure(str(spec.table), results, last, interval, exc) from exc
+
+
+@contextmanager
+def _batch_writer(conn: Any, spec: Any, columns: Sequence[str] | None,
+                  run: RunInfo) -> Iterator[Callable[[Interval, Any], Any]]:
+    """What writes one batch: through one open SQL/lakehouse engine, or a SparkSession's own
+    write (which checks the rows in Spark, as write_interval does)."""
+    from dagguard.idempotent.engines.spark import is_spark_session  # (imports no pyspark)
+
+    if is_spark_session(conn):
+        from dagguard.idempotent.engines.spark import SparkEngine
+
+        engine = SparkEngine(conn)
+        yield lambda interval, rows: engine.write(spec, rows, columns, interval, run)
+        return
+    from dagguard.idempotent.connections import open_engine
+    from dagguard.idempotent.write import prepare_batch, write_batch
+
+    with open_engine(conn) as opened:
+        yield lambda interval, rows: write_batch(opened, spec, prepare_batch(spec, rows, columns, interval),
+                                                 interval, None, run)
 
 
 def _pair(item: Any) -> tuple[Interval, Any]:

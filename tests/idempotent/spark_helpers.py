@@ -31,6 +31,9 @@ class SparkDatabase:
     url: str = ""
     declared: dict[str, list[str]] = field(default_factory=dict)
     schemas: list[str] = field(default_factory=list)
+    # The column tables are partitioned on first: `ds` for a scenario of overwrite_partition,
+    # which owns the rows of one `ds` and so needs its partitions.
+    partition_first: str = "ts"
 
     def connect(self) -> Any:
         session = self.session.newSession()
@@ -79,7 +82,8 @@ class SparkDatabase:
             names.append(name.strip('"'))
             declarations.append(f"`{names[-1]}` {_TYPES[kind]}{' NOT NULL' if not_null else ''}")
         lowered = {name.lower(): name for name in names}
-        partition = lowered.get("ts") or lowered.get("ds")
+        other = "ds" if self.partition_first == "ts" else "ts"
+        partition = lowered.get(self.partition_first) or lowered.get(other)
         layout = f" PARTITIONED BY (`{partition}`)" if partition else ""
         self.session.sql(f"CREATE TABLE {self.qualified(table)} ({', '.join(declarations)}) USING parquet{layout}")
         self.declared[table.replace('"', "")] = names
@@ -113,7 +117,9 @@ def spark_database(request: Any) -> SparkDatabase:
     session = request.getfixturevalue("spark")
     name = f"t_{uuid.uuid4().hex[:12]}"
     session.sql(f"CREATE DATABASE `{name}`")
-    database = SparkDatabase(session, name)
+    callspec = getattr(request.node, "callspec", None)
+    strategy = callspec.params.get("strategy") if callspec is not None else None
+    database = SparkDatabase(session, name, partition_first="ds" if strategy == "overwrite_partition" else "ts")
 
     def drop() -> None:
         for schema in [name, *database.schemas]:

@@ -22,7 +22,7 @@ pa = pytest.importorskip("pyarrow")
 
 COLUMNS = "k INTEGER, ts {ts}, ds {ds}, v TEXT, amount {float}"
 TYPES = {"sqlite": ("TEXT", "REAL"), "duckdb": ("DATE", "DOUBLE"), "postgres": ("date", "double precision"),
-         "delta": ("DATE", "DOUBLE"), "iceberg": ("DATE", "DOUBLE")}
+         "delta": ("DATE", "DOUBLE"), "iceberg": ("DATE", "DOUBLE"), "spark": ("DATE", "DOUBLE")}
 # Values that the CSV and strftime conversions must carry exactly: quotes, commas, newlines,
 # the empty string next to NULL, special floats, a NULL key.
 ROWS = [

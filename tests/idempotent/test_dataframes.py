@@ -18,7 +18,7 @@ pytest.importorskip("pyarrow")
 COLUMNS = "k INTEGER, ts {ts}, ds {ds}, v TEXT, amount {float}, flag {flag}"
 TYPES = {"sqlite": ("TEXT", "REAL", "INTEGER"), "duckdb": ("DATE", "DOUBLE", "BOOLEAN"),
          "postgres": ("date", "double precision", "boolean"), "delta": ("DATE", "DOUBLE", "BOOLEAN"),
-         "iceberg": ("DATE", "DOUBLE", "BOOLEAN")}
+         "iceberg": ("DATE", "DOUBLE", "BOOLEAN"), "spark": ("DATE", "DOUBLE", "BOOLEAN")}
 
 
 def _create(db, table="events"):
