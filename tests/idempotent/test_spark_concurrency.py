@@ -1,0 +1,153 @@
+"""Writers of one Spark table in separate Spark applications (processes with their own local[1]
+session over one warehouse folder) take turns on the table's lock file: different intervals and
+the same interval at once end as one writer's batch each, no row lost or doubled, and the
+ledger keeps every write's row; a writer killed with -9 while it holds the lock blocks the next
+one for its lease only. The lock itself (wait, break, loss) is tested on the same folder code."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from dagguard.idempotent import ConcurrentWriteError, write_interval
+from dagguard.idempotent.engines import spark_lock
+from tests.idempotent.helpers import UTC
+from tests.idempotent.spark_concurrent_writer import batch, day_interval
+
+pytest.importorskip("pyspark")
+pytestmark = pytest.mark.spark
+REPO = Path(__file__).resolve().parents[2]
+WRITER = Path(__file__).with_name("spark_concurrent_writer.py")
+ROUNDS = 2
+
+
+def _start(tmp_path: Path, location: Path, tag: str, *args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, str(WRITER), str(location), str(tmp_path / "warehouse"),
+                             str(tmp_path / "go"), tag, *args],
+                            cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def _rows(spark, location: Path, day: int) -> list[tuple]:
+    """The day's rows as the table's folder holds them now (listed afresh)."""
+    frame = spark.read.parquet(str(location))
+    found = [(r.k, r.ts.astimezone(UTC), r.v) for r in frame.collect() if r.ts.astimezone(UTC).day == day]
+    return sorted(found)
+
+
+def _expected(day: int, tag: str, round_: int) -> list[tuple]:
+    return sorted((r["k"], r["ts"], r["v"]) for r in batch(day, tag, round_))
+
+
+def test_two_applications_writing_one_table_at_once(spark, tmp_path):
+    location = tmp_path / "events"
+    # a: January 1st (both write it) and 2nd (its own); b: January 1st and 3rd.
+    writers = [_start(tmp_path, location, "a", str(ROUNDS), "1", "2"),
+               _start(tmp_path, location, "b", str(ROUNDS), "1", "3")]
+    try:
+        for writer in writers:
+            assert writer.stdout.readline().strip() == "READY", writer.stderr.read()
+        (tmp_path / "go").touch()  # both sessions are up: release them together
+        for writer in writers:
+            out, err = writer.communicate(timeout=240)
+            assert writer.returncode == 0 and out.strip() == "DONE", err[-3000:]
+    finally:
+        for writer in writers:
+            if writer.poll() is None:
+                os.killpg(writer.pid, signal.SIGKILL)
+                writer.wait()
+    last = ROUNDS - 1
+    assert _rows(spark, location, 1) in (_expected(1, "a", last), _expected(1, "b", last))
+    assert _rows(spark, location, 2) == _expected(2, "a", last)
+    assert _rows(spark, location, 3) == _expected(3, "b", last)
+    # Every write's ledger row, none lost to the other application's append into the same folder.
+    ledger = spark.read.parquet(str(tmp_path / "warehouse" / "dagguard_write_log"))
+    assert ledger.count() == 2 * 2 * ROUNDS
+    # The locks are released: no lock file is left behind.
+    assert not list(location.glob("_dagguard/lock")) and not list(location.glob("_dagguard/beat-*"))
+    assert not list((tmp_path / "warehouse").glob("dagguard_write_log/_dagguard/lock"))
+
+
+def test_a_writer_killed_while_holding_the_lock_blocks_the_next_one_for_its_lease(spark, tmp_path):
+    location, lease = tmp_path / "events", 3.0
+    writer = _start(tmp_path, location, "dead", "hold", str(lease))
+    try:
+        assert writer.stdout.readline().strip() == "READY", writer.stderr.read()
+        (tmp_path / "go").touch()
+        deadline = time.monotonic() + 180
+        lock = location / "_dagguard" / "lock"
+        while not lock.exists() or not lock.read_text():
+            assert writer.poll() is None and time.monotonic() < deadline, writer.stderr.read()[-3000:]
+            time.sleep(0.05)
+    finally:
+        os.killpg(writer.pid, signal.SIGKILL)  # the writer and its JVM, the lock still taken
+        writer.wait()
+    assert f'"pid": {writer.pid}' in lock.read_text()
+    spark.sql("DROP TABLE IF EXISTS killed_events")
+    spark.sql(f"CREATE TABLE killed_events (k INT, v STRING, ts TIMESTAMP) USING parquet PARTITIONED BY (ts) "
+              f"LOCATION '{location}'")
+    try:
+        began = time.monotonic()
+        write_interval(spark, "killed_events", batch(1, "next", 0), day_interval(1), time_column="ts")
+        waited = time.monotonic() - began
+        assert waited >= lease  # the dead writer's lock held until its lease ran out, no longer
+        spark.catalog.refreshTable("killed_events")
+        found = sorted((r.k, r.ts.astimezone(UTC), r.v) for r in spark.table("killed_events").collect())
+        assert found == _expected(1, "next", 0)
+        assert not lock.exists() and not list(lock.parent.glob("break-*"))
+    finally:
+        spark.sql("DROP TABLE killed_events")
+
+
+def test_a_live_holder_makes_the_next_writer_wait_then_fail(spark, tmp_path):
+    held, release = threading.Event(), threading.Event()
+    folder = tmp_path.as_uri()
+
+    def holder() -> None:
+        with spark_lock.storage_lock(spark, folder, "table t"):
+            held.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=holder)
+    spark.conf.set(spark_lock.LEASE_KEY, "1")
+    spark.conf.set(spark_lock.WAIT_KEY, "3")
+    try:
+        thread.start()
+        assert held.wait(30)
+        began = time.monotonic()
+        # The holder renews its lease (every quarter of it): not taken for dead, however long.
+        with pytest.raises(ConcurrentWriteError, match=r"table t is locked by another writer .* 3 s"):
+            with spark_lock.storage_lock(spark, folder, "table t"):
+                pass
+        assert time.monotonic() - began >= 3
+        release.set()
+        thread.join(30)
+        with spark_lock.storage_lock(spark, folder, "table t") as mine:  # released: taken at once
+            mine.check()
+    finally:
+        release.set()
+        spark.conf.unset(spark_lock.LEASE_KEY)
+        spark.conf.unset(spark_lock.WAIT_KEY)
+
+
+def test_a_holder_whose_lock_was_taken_stops_before_its_commit(spark, tmp_path):
+    spark.conf.set(spark_lock.LEASE_KEY, "30")
+    try:
+        with spark_lock.storage_lock(spark, tmp_path.as_uri(), "table t") as held:
+            held.check()
+            # As a waiter does when this holder stalled past its lease: the lock broken, retaken.
+            lock = tmp_path / "_dagguard" / "lock"
+            lock.unlink()
+            lock.write_text('{"token": "other", "lease_seconds": 30}')
+            with pytest.raises(ConcurrentWriteError, match="passed to another writer"):
+                held.check()
+        assert lock.read_text() == '{"token": "other", "lease_seconds": 30}'  # not released: not its own
+    finally:
+        spark.conf.unset(spark_lock.LEASE_KEY)
