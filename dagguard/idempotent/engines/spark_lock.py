@@ -4,9 +4,9 @@
 have no commit that two writers could conflict on; this lock is what detects the other writer.
 
 - Taking it: create `lock` if absent (HDFS, the local file system: atomic; other Hadoop file
-  systems through `FileSystem.create(path, overwrite=False)`, atomic where the store makes a
-  create-if-absent atomic). The lock records its holder (a random token, host, pid, Spark
-  application, its lease).
+  systems through `FileSystem.create(path, overwrite=False)`, atomic only where the store
+  makes it so: S3A checks, then PUTs, two steps). The lock records its holder (a random
+  token, host, pid, Spark application, its lease).
 - Holding it: a thread of the holder rewrites its heartbeat file `beat-<token>` every quarter
   lease. Before its commit the holder checks that the lock is still its own
   (ConcurrentWriteError otherwise).
