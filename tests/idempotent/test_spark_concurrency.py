@@ -1,7 +1,7 @@
 """Writers of one Spark table in separate Spark applications (processes with their own local[1]
 session over one warehouse folder) take turns on the table's lock file: different intervals and
 the same interval at once end as one writer's batch each, no row lost or doubled, and the
-ledger keeps every write's row; a writer killed with -9 while it holds the lock blocks the next
+ledger keeps every write's row (threads of one application too); a writer killed with -9 while it holds the lock blocks the next
 one for its lease only. The lock itself (wait, break, loss) is tested on the same folder code."""
 
 from __future__ import annotations
@@ -151,3 +151,33 @@ def test_a_holder_whose_lock_was_taken_stops_before_its_commit(spark, tmp_path):
         assert lock.read_text() == '{"token": "other", "lease_seconds": 30}'  # not released: not its own
     finally:
         spark.conf.unset(spark_lock.LEASE_KEY)
+
+
+def test_two_threads_of_one_application_take_turns(spark, tmp_path):
+    location = tmp_path / "events"
+    spark.sql("DROP TABLE IF EXISTS threaded_events")
+    spark.sql(f"CREATE TABLE threaded_events (k INT, v STRING, ts TIMESTAMP) USING parquet PARTITIONED BY (ts) "
+              f"LOCATION '{location}'")
+    barrier, errors = threading.Barrier(2), []
+
+    def writer(tag: str) -> None:
+        session = spark.newSession()  # the same catalog, a session of its own
+        try:
+            barrier.wait()
+            write_interval(session, "threaded_events", batch(1, tag, 0), day_interval(1), time_column="ts")
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(tag,)) for tag in ("a", "b")]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(180)
+        assert not errors, errors
+        spark.catalog.refreshTable("threaded_events")
+        found = sorted((r.k, r.ts.astimezone(UTC), r.v) for r in spark.table("threaded_events").collect())
+        assert found in (_expected(1, "a", 0), _expected(1, "b", 0))
+        assert not (location / "_dagguard" / "lock").exists()
+    finally:
+        spark.sql("DROP TABLE threaded_events")
