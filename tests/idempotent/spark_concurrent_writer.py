@@ -3,7 +3,8 @@ test's warehouse folder declares the table over its folder, prints READY, waits 
 file, then writes through dagguard.
 
     python spark_concurrent_writer.py LOCATION WAREHOUSE GO TAG ROUNDS DAY...
-        each round writes each DAY (of January 2026) with v = "TAG-round-k"; prints DONE.
+        each round writes each DAY (of January 2026) with v = "TAG-round-k"; prints DONE. A DAY
+        `others:N` writes table `others` (at LOCATION-others) instead of `events`.
     python spark_concurrent_writer.py LOCATION WAREHOUSE GO TAG hold LEASE
         writes 1M rows of January 1st with a lock lease of LEASE seconds (the test kills it).
 
@@ -39,6 +40,8 @@ def main(location: str, warehouse: str, go: str, tag: str, mode: str, *rest: str
     spark = start_session(Path(warehouse), "local[1]", **{"spark.sql.hive.manageFilesourcePartitions": "false"})
     spark.sql(f"CREATE TABLE IF NOT EXISTS events (k INT, v STRING, ts TIMESTAMP) USING parquet "
               f"PARTITIONED BY (ts) LOCATION '{location}'")
+    spark.sql(f"CREATE TABLE IF NOT EXISTS others (k INT, v STRING, ts TIMESTAMP) USING parquet "
+              f"PARTITIONED BY (ts) LOCATION '{location}-others'")
     print("READY", flush=True)
     while not Path(go).exists():
         time.sleep(0.05)
@@ -54,8 +57,10 @@ def main(location: str, warehouse: str, go: str, tag: str, mode: str, *rest: str
         print("WRITTEN", flush=True)
         return
     for round_ in range(int(mode)):
-        for day in rest:
-            write_interval(spark, "events", batch(int(day), tag, round_), day_interval(int(day)), time_column="ts")
+        for item in rest:
+            table, _, day = item.rpartition(":")
+            write_interval(spark, table or "events", batch(int(day), tag, round_), day_interval(int(day)),
+                           time_column="ts")
     print("DONE", flush=True)
     spark.stop()
 

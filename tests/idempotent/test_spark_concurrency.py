@@ -48,9 +48,10 @@ def _expected(day: int, tag: str, round_: int) -> list[tuple]:
 
 def test_two_applications_writing_one_table_at_once(spark, tmp_path):
     location = tmp_path / "events"
-    # a: January 1st (both write it) and 2nd (its own); b: January 1st and 3rd.
+    # a: January 1st (both write it) and 2nd (its own); b: January 1st and 3rd, and table
+    # `others` (its ledger rows go into the same ledger folder as a's, at once).
     writers = [_start(tmp_path, location, "a", str(ROUNDS), "1", "2"),
-               _start(tmp_path, location, "b", str(ROUNDS), "1", "3")]
+               _start(tmp_path, location, "b", str(ROUNDS), "1", "3", "others:1")]
     try:
         for writer in writers:
             assert writer.stdout.readline().strip() == "READY", writer.stderr.read()
@@ -67,9 +68,10 @@ def test_two_applications_writing_one_table_at_once(spark, tmp_path):
     assert _rows(spark, location, 1) in (_expected(1, "a", last), _expected(1, "b", last))
     assert _rows(spark, location, 2) == _expected(2, "a", last)
     assert _rows(spark, location, 3) == _expected(3, "b", last)
+    assert _rows(spark, Path(f"{location}-others"), 1) == _expected(1, "b", last)
     # Every write's ledger row, none lost to the other application's append into the same folder.
     ledger = spark.read.parquet(str(tmp_path / "warehouse" / "dagguard_write_log"))
-    assert ledger.count() == 2 * 2 * ROUNDS
+    assert ledger.count() == 5 * ROUNDS
     # The locks are released: no lock file is left behind.
     assert not list(location.glob("_dagguard/lock")) and not list(location.glob("_dagguard/beat-*"))
     assert not list((tmp_path / "warehouse").glob("dagguard_write_log/_dagguard/lock"))
