@@ -6,7 +6,7 @@ file, then writes through dagguard.
         each round writes each DAY (of January 2026) with v = "TAG-round-k"; prints DONE. A DAY
         `others:N` writes table `others` (at LOCATION-others) instead of `events`.
     python spark_concurrent_writer.py LOCATION WAREHOUSE GO TAG hold LEASE
-        writes 1M rows of January 1st with a lock lease of LEASE seconds (the test kills it).
+        writes 100k rows of January 1st with a lock lease of LEASE seconds (the test kills it).
 
 Partitions are not kept in this session's own catalog (manageFilesourcePartitions off): each
 write lists them from the table's folder, as applications sharing one metastore all see them.
@@ -50,7 +50,7 @@ def main(location: str, warehouse: str, go: str, tag: str, mode: str, *rest: str
 
         spark.conf.set(LEASE_KEY, rest[0])
         start = int(day_interval(1).start.timestamp()) * 1_000_000
-        rows = spark.range(1_000_000).select(
+        rows = spark.range(100_000).select(
             F.col("id").cast("int").alias("k"), F.sha2(F.col("id").cast("string"), 256).alias("v"),
             F.timestamp_micros(F.lit(start) + (F.col("id") % 24) * 3_600_000_000).alias("ts"))
         write_interval(spark, "events", rows, day_interval(1), time_column="ts")
