@@ -183,3 +183,19 @@ def test_two_threads_of_one_application_take_turns(spark, tmp_path):
         assert not (location / "_dagguard" / "lock").exists()
     finally:
         spark.sql("DROP TABLE threaded_events")
+
+
+def test_the_hadoop_file_system_store(spark, tmp_path):
+    # The store of HDFS, S3A and the other Hadoop file systems, here over Hadoop's local one
+    # (whose create-if-absent is two steps: `file:` tables use the driver's O_EXCL instead).
+    store = spark_lock.HadoopStore(spark, tmp_path.as_uri() + "/_dagguard")
+    assert store.read("lock") is None
+    assert store.create("lock", '{"token": "a"}')
+    assert not store.create("lock", '{"token": "b"}')
+    assert store.read("lock") == '{"token": "a"}'
+    store.write("beat-a", "1")
+    store.write("beat-a", "2")
+    assert store.read("beat-a") == "2"
+    store.delete("lock")
+    store.delete("lock")  # already gone: nothing to do
+    assert store.read("lock") is None and (tmp_path / "_dagguard" / "beat-a").read_text() == "2"
