@@ -199,3 +199,37 @@ def test_the_hadoop_file_system_store(spark, tmp_path):
     store.delete("lock")
     store.delete("lock")  # already gone: nothing to do
     assert store.read("lock") is None and (tmp_path / "_dagguard" / "beat-a").read_text() == "2"
+
+
+def test_waiters_of_a_dead_holder_break_its_lock_once_and_take_turns(spark, tmp_path):
+    folder = tmp_path / "_dagguard"
+    folder.mkdir()
+    (folder / "lock").write_text('{"token": "dead", "lease_seconds": 1}')  # its holder never beats
+    events_seen: list[tuple[str, int]] = []
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(3)
+
+    def waiter(number: int) -> None:
+        try:
+            barrier.wait()
+            with spark_lock.storage_lock(spark, tmp_path.as_uri(), "table t"):
+                events_seen.append(("in", number))
+                time.sleep(0.3)
+                events_seen.append(("out", number))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    spark.conf.set(spark_lock.LEASE_KEY, "2")
+    try:
+        threads = [threading.Thread(target=waiter, args=(n,)) for n in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+    finally:
+        spark.conf.unset(spark_lock.LEASE_KEY)
+    assert not errors, errors
+    assert len(events_seen) == 6
+    for at in range(0, 6, 2):  # never two holders at once
+        assert events_seen[at][0] == "in" and events_seen[at + 1] == ("out", events_seen[at][1])
+    assert sorted(name.name for name in folder.iterdir()) == []
