@@ -9,11 +9,15 @@ from pathlib import Path
 from typing import Any, Iterator
 
 
-def start_session(warehouse: Path) -> Any:
-    """A SparkSession on `local[2]` whose catalog keeps its tables under `warehouse`."""
+def start_session(warehouse: Path, master: str = "local[2]", **conf: str) -> Any:
+    """A SparkSession on `master` whose catalog keeps its tables under `warehouse`; `conf`:
+    more settings, e.g. {"spark.sql.hive.manageFilesourcePartitions": "false"}."""
     from pyspark.sql import SparkSession
 
-    session = (SparkSession.builder.master("local[2]").appName("dagguard-tests")
+    builder = SparkSession.builder
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    session = (builder.master(master).appName("dagguard-tests")
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.shuffle.partitions", "2")

@@ -143,17 +143,25 @@ class SparkEngine:
         # compute the same rows twice (a random sample, a changing source).
         typed = typed.persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            with spark_write.WRITE_LOCK:
+            from dagguard.idempotent.engines import spark_lock
+
+            # Threads of this process take turns on WRITE_LOCK; processes and Spark applications
+            # on the table's lock file (see spark_lock), from reading the interval to the ledger.
+            location = spark_lock.table_location(self.connection, self.quoted(spec.table))
+            with spark_write.WRITE_LOCK, spark_lock.storage_lock(self.connection, location, f"table {name}") as held:
                 return self._replace_scope(spec, typed, interval, run, target, partitions, scope_column,
-                                           checksum)
+                                           checksum, held)
         finally:
             typed.unpersist()
 
     def _replace_scope(self, spec: Any, typed: Any, interval: Interval, run: RunInfo, target: dict[str, str],
-                       partitions: list[str], scope_column: str, checksum: str | None) -> Any:
+                       partitions: list[str], scope_column: str, checksum: str | None,
+                       held: Any = None) -> Any:
         from dagguard.idempotent.engines import spark_ledger, spark_write
 
         spark, quoted = self.connection, self.quoted(spec.table)
+        # Another application may have replaced partitions while this one waited for the lock.
+        spark.catalog.refreshTable(quoted)
         current = spark.table(quoted).where(self._scope(spec, interval, target, scope_column))
         names = [c for c in target if c in typed.columns]
         mine = spark_write.fingerprint(typed, names)
@@ -176,6 +184,8 @@ class SparkEngine:
             kinds = {column: target[column] for column in partitions}
             new_rows = plan.rows if plan.rows is not None and (spec.strategy == "merge" or mine[0]) else None
             stale = spark_write.stale_partitions(current, new_rows, kinds)
+            if held is not None:
+                held.check()  # still this writer's lock, right before replacing partitions
             spark_write.overwrite_partitions(spark, quoted, new_rows, stale, kinds)
         counts = (mine[0], plan.inserted, plan.updated, plan.deleted)
         spark_ledger.append_row(spark, spec.table.parts[:-1], run, str(spec.table), interval.start, interval.end,

@@ -33,19 +33,26 @@ def append_row(spark: Any, database: tuple[str, ...], run: RunInfo, table: str, 
     """Append one ledger row, creating the ledger table on first use."""
     from pyspark.sql import types as T
 
+    from dagguard.idempotent.engines.spark_lock import storage_lock, table_location
+
     name = ledger_name(database)
     columns = ", ".join(f"`{column}` {_type(column)}" for column in LEDGER_COLUMNS)
-    if not spark.catalog.tableExists(name):
-        # At a path of the database's folder, so that a session whose catalog forgot the table
-        # (Spark's in-memory catalog, without a Hive metastore) finds its rows again there.
-        where = _database_location(spark, database).rstrip("/") + "/" + LEDGER_TABLE
-        spark.sql(f"CREATE TABLE IF NOT EXISTS {name} ({columns}) USING parquet LOCATION '{_escaped(where)}'")
+    exists = spark.catalog.tableExists(name)
+    # At a path of the database's folder, so that a session whose catalog forgot the table
+    # (Spark's in-memory catalog, without a Hive metastore) finds its rows again there.
+    where = table_location(spark, name) if exists else _database_location(spark, database).rstrip("/") + "/" + LEDGER_TABLE
     row_count, inserted, updated, deleted = counts
     values = (run.dag_id, run.task_id, run.run_id, run.try_number, table, start, end, strategy,
               row_count, inserted, updated, deleted, checksum, datetime.now(timezone.utc))
     kinds = {"BIGINT": T.LongType(), "TIMESTAMP": T.TimestampType(), "STRING": T.StringType()}
     schema = T.StructType([T.StructField(column, kinds[_type(column)]) for column in LEDGER_COLUMNS])
-    spark.createDataFrame([values], schema).write.insertInto(name)
+    # The ledger of a database is every table's: appends of two applications into one folder at
+    # once share Hadoop's `_temporary` folder there, which the first commit deletes. They take
+    # turns on the ledger's own lock (taken while holding the target's, never the other way).
+    with storage_lock(spark, where, f"ledger {name}"):
+        if not exists:
+            spark.sql(f"CREATE TABLE IF NOT EXISTS {name} ({columns}) USING parquet LOCATION '{_escaped(where)}'")
+        spark.createDataFrame([values], schema).write.insertInto(name)
 
 
 def _database_location(spark: Any, database: tuple[str, ...]) -> str:
