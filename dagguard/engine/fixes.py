@@ -31,8 +31,8 @@ from dagguard.engine.findings import Finding, fix_applies
 from dagguard.engine.yaml_check import is_yaml_path
 from dagguard.engine.run import combine, problem_results
 from dagguard.engine.runner import MAX_FILE_BYTES, CheckResult, FileResult, check_file, check_source, display_path
-from dagguard.model.project import ProjectIndex, project_layout
-from dagguard.model.tree import child_nodes
+from dagguard.model.project.project import ProjectIndex, project_layout
+from dagguard.model.basics.tree import child_nodes
 from dagguard.rules.base import SAFE, Fix, Replacement
 
 MAX_PASSES = 20

@@ -26,15 +26,16 @@ from dagguard.engine.precheck import Precheck, cpython_check
 from dagguard.engine.relevance import cannot_touch_a_dag, mentions_a_dag
 from dagguard.engine.selection import ignored_for_file, is_enabled, is_ignored
 from dagguard.engine.yaml_check import check_yaml_source, is_yaml_path
-from dagguard.model.branches import branch_paths
+from dagguard.model.dags.branches import branch_paths
 from dagguard.engine.dag_listing import summarize
-from dagguard.model.dags import DagModel, build_file_model
-from dagguard.model.parsing import parse_module
-from dagguard.model.factories import Resolver
-from dagguard.model.project import ProjectIndex, project_layout
-from dagguard.model.unseen_dags import imported_modules, unseen_reason
-from dagguard.model.scope import ImportBinding, Scope
-from dagguard.model.ownership import dag_regions
+from dagguard.model.dags.models import DagModel
+from dagguard.model.dags.builder import build_file_model
+from dagguard.model.basics.parsing import parse_module
+from dagguard.model.project.factories import Resolver
+from dagguard.model.project.project import ProjectIndex, project_layout
+from dagguard.model.dags.unseen_dags import imported_modules, unseen_reason
+from dagguard.model.basics.scope import ImportBinding, Scope
+from dagguard.model.tasks.ownership import dag_regions
 from dagguard.rules import ALL_RULES, RULES_BY_CODE, SYNTAX_ERROR, ProjectRule, Rule
 from dagguard.rules.base import MADE_AT, DagSite, Fix, Report, RuleContext
 

@@ -1,5 +1,5 @@
-"""Check a dag-factory YAML file: read its DAGs (model/dag_factory.py), check the Python they
-stand for (model/dag_factory_source.py) with the same model and rules as any DAG file, then
+"""Check a dag-factory YAML file: read its DAGs (model/dags/dag_factory.py), check the Python they
+stand for (model/dags/dag_factory_source.py) with the same model and rules as any DAG file, then
 put every finding back on the YAML line and column it comes from, and apply the file's own
 `# noqa` comments.
 
@@ -20,7 +20,7 @@ from dagguard.config import Settings
 from dagguard.engine.findings import Finding
 from dagguard.engine.noqa import is_suppressed, noqa_warnings
 from dagguard.engine.results import FileResult, display_path, syntax_finding
-from dagguard.model.dag_factory import (YAML_SUFFIXES, Place, YamlDagFile, YamlError, compose, defaults_files,
+from dagguard.model.dags.dag_factory import (YAML_SUFFIXES, Place, YamlDagFile, YamlError, compose, defaults_files,
                                         is_defaults_file, may_be_dag_factory, read_dag_file,
                                         surely_meant_for_dag_factory, yaml_available)
 
@@ -71,7 +71,7 @@ def check_yaml(source: Union[bytes, str], path: Path, settings: Settings, now: d
     if dag_file is None:
         return YamlCheck(FileResult(path, ()))
     from dagguard.engine.runner import check_source
-    from dagguard.model.dag_factory_source import generate
+    from dagguard.model.dags.dag_factory_source import generate
 
     generated = generate(dag_file)
     checked = check_source(generated.text, path, settings, now, shown, keep_fixes=True, yaml_generated=True)

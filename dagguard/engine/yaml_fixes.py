@@ -178,7 +178,7 @@ def fix_yaml_source(source: bytes, path: Path, settings: Settings, now: dt.datet
     from dagguard.engine.findings import fix_applies
     from dagguard.engine.fixes import MAX_PASSES, AppliedFix, DroppedFix, FileFix
     from dagguard.engine.yaml_check import check_yaml
-    from dagguard.model.dag_factory import YamlError, read_dag_file
+    from dagguard.model.dags.dag_factory import YamlError, read_dag_file
     from dagguard.rules.base import SAFE
 
     shown = shown or display_path(path)

@@ -8,9 +8,9 @@ from typing import Callable, Optional, Union
 
 import libcst as cst
 
-from dagguard.model.arguments import ArgValue
-from dagguard.model.dags import DagModel
-from dagguard.model.origins import Elsewhere
+from dagguard.model.basics.arguments import ArgValue
+from dagguard.model.dags.models import DagModel
+from dagguard.model.project.origins import Elsewhere
 from dagguard.rules.rule import DagSite, ProjectRule, Rule, RuleContext
 
 __all__ = ["MADE_AT", "SAFE", "UNSAFE", "DagSite", "Fix", "Import", "ProjectRule", "Replacement", "Report", "Rule",
