@@ -1,5 +1,5 @@
 """What a rule reports: the node, the message, the fix. The rule classes themselves (metadata
-and check) live in rules/rule.py, which needs no tree; they are re-exported here."""
+and check) live in rules/rule.py, which needs no tree; rules/base.py re-exports both."""
 
 from __future__ import annotations
 
@@ -11,10 +11,6 @@ import libcst as cst
 from dagguard.model.basics.arguments import ArgValue
 from dagguard.model.dags.models import DagModel
 from dagguard.model.project.origins import Elsewhere
-from dagguard.rules.rule import DagSite, ProjectRule, Rule, RuleContext
-
-__all__ = ["MADE_AT", "SAFE", "UNSAFE", "DagSite", "Fix", "Import", "ProjectRule", "Replacement", "Report", "Rule",
-           "RuleContext"]
 
 # In a Report's message, where the engine writes the file and line of the report's `made_at`.
 MADE_AT = "{made_at}"

@@ -16,7 +16,7 @@ from dagguard.model.dags.branch_path import BranchPath
 if TYPE_CHECKING:
     from dagguard.config import Settings
     from dagguard.model.dags.models import FileModel
-    from dagguard.rules.base import Report
+    from dagguard.rules.reports import Report
 
 
 def _no_place(path: Optional[Path], module: Any, node: Any) -> str:

@@ -14,7 +14,7 @@ unknown; a decorated, async or generator function, or a statement not understood
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import Any, Optional, Protocol, Sequence
 
 import libcst as cst
 
@@ -23,8 +23,17 @@ from dagguard.model.basics.scope import (Binding, ConstantBinding, FunctionScope
 from dagguard.model.basics.tree import child_nodes
 from dagguard.model.basics.static_values import MAX_DEPTH, UNKNOWN, DictEntry, StaticDict
 
-if TYPE_CHECKING:
-    from dagguard.model.basics.values import Evaluator
+
+class Evaluator(Protocol):
+    """The evaluator (values.py's Evaluator, which imports this module), as this module uses it:
+    a call's returned dict is read with the caller's own evaluator class."""
+
+    fstrings: bool
+
+    def __init__(self, scope: Scope, fstrings: bool) -> None: ...
+
+    def value(self, expr: cst.BaseExpression, depth: int = 0) -> Any: ...
+
 
 # Reading a function costs a few evaluator levels, so that nested helpers stay few and a
 # function reaching itself stops quickly.
