@@ -20,7 +20,7 @@ from dagguard.engine.selection import enabled_codes
 if TYPE_CHECKING:
     from dagguard.engine.fixes import FileFix, FixRun
     from dagguard.engine.results import FileResult
-    from dagguard.model.project import ProjectIndex
+    from dagguard.model.project.project import ProjectIndex
 
 # The checker (engine/runner.py, engine/fixes.py: libcst and the rules) is imported by the
 # functions that check: a run answered by the cache never needs it.
@@ -161,7 +161,7 @@ def stdin_excluded(path: Optional[Path], settings: Settings) -> bool:
 
 def _stdin_project(path: Optional[Path], settings: Settings) -> "ProjectIndex":
     """The project index `check` would use for the file stdin stands for."""
-    from dagguard.model.project import ProjectIndex, project_layout   # libcst: only when checking
+    from dagguard.model.project.project import ProjectIndex, project_layout   # libcst: only when checking
 
     return ProjectIndex(*project_layout([path] if path is not None else [], settings.config_path, settings.src,
                                         settings.packages))

@@ -10,7 +10,7 @@ After each file, one collection frees that file's cycles (cheap: everything olde
 and `gc.freeze()` moves what survived out of later scans. Freezing only after that collection
 is what keeps a file's garbage from being frozen with the survivors. The run's end unfreezes
 everything, so nothing stays out of the collector's reach beyond the run.
-(Parsers run with the collector paused: dagguard/model/parsing.py.)
+(Parsers run with the collector paused: dagguard/model/basics/parsing.py.)
 """
 
 from __future__ import annotations

@@ -7,9 +7,9 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
 if TYPE_CHECKING:   # the listing is read without the model: a cached run has no tree
-    from dagguard.model.arguments import Arguments
-    from dagguard.model.dags import DagModel
-    from dagguard.model.partitions import PartitionSchedule
+    from dagguard.model.basics.arguments import Arguments
+    from dagguard.model.dags.models import DagModel
+    from dagguard.model.schedules.partitions import PartitionSchedule
 
 UNKNOWN_TEXT = "unknown"
 NOT_SET = "not set"
@@ -43,7 +43,7 @@ class DagSummary:
 
 def summarize(dag: DagModel, shown: str, line: int) -> DagSummary:
     """The DAG's listing entry."""
-    from dagguard.model.partitions import partition_schedule
+    from dagguard.model.schedules.partitions import partition_schedule
 
     schedule = next((name for name in _SCHEDULES if name in dag.args), "schedule")
     partitions = partition_schedule(dag)
@@ -61,7 +61,7 @@ def summarize(dag: DagModel, shown: str, line: int) -> DagSummary:
 
 
 def _schedule(dag: DagModel, name: str, partitions: Optional[PartitionSchedule]) -> str:
-    from dagguard.model.schedules import unread_timetable
+    from dagguard.model.schedules.schedules import unread_timetable
 
     written = _argument(dag.args, name)
     if written != UNKNOWN_TEXT:
@@ -93,7 +93,7 @@ def _argument(args: Arguments, name: str) -> str:
 
 
 def _text(value: Any) -> str:
-    from dagguard.model.values import UNKNOWN, AssetSchedule, StaticDict, Timetable   # loaded by then: the file was parsed
+    from dagguard.model.basics.values import UNKNOWN, AssetSchedule, StaticDict, Timetable   # loaded by then: the file was parsed
 
     if value is UNKNOWN:
         return UNKNOWN_TEXT

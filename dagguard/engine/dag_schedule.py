@@ -29,10 +29,10 @@ def read_dag_schedule(path: Path, dag_id: str, *, need_start: bool = True, need_
     needed (given on the command line) may be unknown, and is None then."""
     from dagguard.config import ConfigError, discover_settings
     from dagguard.engine.files import MAX_FILE_BYTES, UnreadableFile, read_source
-    from dagguard.model.dags import build_file_model
-    from dagguard.model.factories import Resolver
-    from dagguard.model.parsing import parse_module
-    from dagguard.model.project import ProjectIndex, project_layout
+    from dagguard.model.dags.builder import build_file_model
+    from dagguard.model.project.factories import Resolver
+    from dagguard.model.basics.parsing import parse_module
+    from dagguard.model.project.project import ProjectIndex, project_layout
 
     try:
         settings = discover_settings([path])
@@ -54,7 +54,7 @@ def read_dag_schedule(path: Path, dag_id: str, *, need_start: bool = True, need_
 
 def _static_schedule(dag: Any, airflow_version: str, create_cron_data_intervals: bool, need_start: bool,
                      need_end: bool) -> StaticSchedule:
-    from dagguard.model.schedules import Recurrence, dag_recurrence, schedule_argument, surely_dateless
+    from dagguard.model.schedules.schedules import Recurrence, dag_recurrence, schedule_argument, surely_dateless
 
     rec = dag_recurrence(dag, airflow_version, create_cron_data_intervals, composite_timetables=True)
     if not isinstance(rec, Recurrence) or not rec.fires_known:
@@ -75,7 +75,7 @@ def _static_schedule(dag: Any, airflow_version: str, create_cron_data_intervals:
 
 
 def _date(dag: Any, name: str) -> Optional[dt.datetime]:
-    from dagguard.model.schedules import as_datetime, date_argument
+    from dagguard.model.schedules.schedules import as_datetime, date_argument
 
     arg = date_argument(dag, name)
     if arg is None:

@@ -9,7 +9,6 @@ CPython cannot compile is never kept: the fix that breaks it is dropped and repo
 
 from __future__ import annotations
 
-import ast
 import datetime as dt
 import difflib
 import io
@@ -28,47 +27,14 @@ from dagguard.engine import collector
 from dagguard.engine.deep_stack import run_deep
 from dagguard.engine.files import UnreadableFile, discover_files, read_source
 from dagguard.engine.findings import Finding, fix_applies
+from dagguard.engine.fix_apply import (MAX_PASSES, AppliedFix, DroppedFix, FileFix, _apply,  # noqa: F401
+                                      _compiles, _Replacer)
 from dagguard.engine.yaml_check import is_yaml_path
 from dagguard.engine.run import combine, problem_results
 from dagguard.engine.runner import MAX_FILE_BYTES, CheckResult, FileResult, check_file, check_source, display_path
-from dagguard.model.project import ProjectIndex, project_layout
-from dagguard.model.tree import child_nodes
-from dagguard.rules.base import SAFE, Fix, Replacement
-
-MAX_PASSES = 20
-
-
-@dataclass(frozen=True)
-class AppliedFix:
-    code: str
-    rule: str
-    description: str
-
-
-@dataclass(frozen=True)
-class DroppedFix:
-    """A fix that was not applied because the text it gave did not compile."""
-
-    path: str
-    line: int
-    code: str
-    description: str
-    reason: str = "the fixed file would not compile"
-
-
-@dataclass(frozen=True)
-class FileFix:
-    path: Path
-    original: bytes
-    fixed: bytes
-    applied: tuple[AppliedFix, ...]
-    dropped: tuple[DroppedFix, ...]
-    result: FileResult               # what checking the fixed text finds
-
-    @property
-    def changed(self) -> bool:
-        return self.fixed != self.original
-
+from dagguard.model.project.project import ProjectIndex, project_layout
+from dagguard.model.basics.tree import child_nodes
+from dagguard.rules.base import SAFE, Fix
 
 @dataclass(frozen=True)
 class FixRun:
@@ -206,42 +172,6 @@ def _enclosing_targets(module: cst.Module, targets: set[int]) -> dict[int, froze
             outer = outer | {id(node)}
         stack.extend((child, outer) for child in child_nodes(node))
     return found
-
-
-class _Replacer(cst.CSTTransformer):
-    def __init__(self, replacements: dict[int, Replacement]) -> None:
-        super().__init__()
-        self.replacements = replacements
-
-    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
-        return self.replacements.get(id(original_node), updated_node)
-
-
-def _apply(module: cst.Module, fixes: Sequence[Fix]) -> Optional[bytes]:
-    """The fixed text, or None when it is not valid Python (or libcst cannot write the tree)."""
-    replacements = {id(old): new for fix in fixes for old, new in fix.replacements}
-    try:
-        tree = module.visit(_Replacer(replacements))
-        if any(fix.imports for fix in fixes):
-            # libcst's codemod package imports its matchers (about 0.3 s): only a fix that adds
-            # an import pays for it, never a plain check.
-            from libcst.codemod import CodemodContext
-            from libcst.codemod.visitors import AddImportsVisitor, ImportItem
-
-            imports = [ImportItem(i.module, i.name) for fix in fixes for i in fix.imports]
-            tree = AddImportsVisitor(CodemodContext(), imports).transform_module(tree)
-        fixed = tree.bytes
-    except Exception:  # a fix that builds a tree libcst cannot write is a dropped fix, not a crash
-        return None
-    return fixed if _compiles(fixed) else None
-
-
-def _compiles(source: bytes) -> bool:
-    try:
-        compile(source, "<fixed>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
 
 
 def fix_file(path: Path, settings: Settings, now: dt.datetime, unsafe_fixes: bool,

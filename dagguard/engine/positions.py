@@ -25,7 +25,7 @@ from libcst._nodes.internal import CodegenState
 
 from dagguard.engine.precheck import cpython_tree
 from dagguard.engine.source_lines import line_starts
-from dagguard.model.tree import child_nodes
+from dagguard.model.basics.tree import child_nodes
 
 _NEWLINE = re.compile(r"\r\n?|\n")
 _NOTHING_TO_RECORD: ContextManager[None] = nullcontext()

@@ -18,7 +18,7 @@ from typing import Optional, Union
 
 from dagguard.engine.constant_data import blank_constant_data
 from dagguard.engine.source_lines import line_starts
-from dagguard.model.parsing import collector_paused
+from dagguard.model.basics.parsing import collector_paused
 
 # Well above real code (a few dozen), below where libcst takes seconds per statement;
 # CPython with its default recursion limit refuses about 3,000 when it imports the file.

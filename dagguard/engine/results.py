@@ -38,7 +38,7 @@ class FileResult:
     fixes: tuple[tuple[Finding, "Fix"], ...] = field(default=(), compare=False, repr=False)
     warnings: tuple[str, ...] = ()     # `path:line: message` lines, e.g. a noqa naming no rule
     # For a file that imports airflow and shows no DAG yet looks like a DAG file: why it shows
-    # none (dagguard.model.unseen_dags); None for a library module.
+    # none (dagguard.model.dags.unseen_dags); None for a library module.
     unseen_reason: Optional[str] = None
     # What it imports (dotted names; relative imports as real paths): which files are libraries.
     imports: frozenset[str] = frozenset()

@@ -24,17 +24,18 @@ from dagguard.engine.parallel import available_cores, effective_jobs, map_in_ord
 from dagguard.engine.positions import Span, locate, locate_in_regions
 from dagguard.engine.precheck import Precheck, cpython_check
 from dagguard.engine.relevance import cannot_touch_a_dag, mentions_a_dag
-from dagguard.engine.selection import ignored_for_file, is_enabled, is_ignored
+from dagguard.engine.selection import ignored_for_file, is_enabled, syntax_result
 from dagguard.engine.yaml_check import check_yaml_source, is_yaml_path
-from dagguard.model.branches import branch_paths
+from dagguard.model.dags.branches import branch_paths
 from dagguard.engine.dag_listing import summarize
-from dagguard.model.dags import DagModel, build_file_model
-from dagguard.model.parsing import parse_module
-from dagguard.model.factories import Resolver
-from dagguard.model.project import ProjectIndex, project_layout
-from dagguard.model.unseen_dags import imported_modules, unseen_reason
-from dagguard.model.scope import ImportBinding, Scope
-from dagguard.model.ownership import dag_regions
+from dagguard.model.dags.models import DagModel
+from dagguard.model.dags.builder import build_file_model
+from dagguard.model.basics.parsing import parse_module
+from dagguard.model.project.factories import Resolver
+from dagguard.model.project.project import ProjectIndex, project_layout
+from dagguard.model.dags.unseen_dags import imported_modules, unseen_reason
+from dagguard.model.basics.scope import ImportBinding, Scope
+from dagguard.model.tasks.ownership import dag_regions
 from dagguard.rules import ALL_RULES, RULES_BY_CODE, SYNTAX_ERROR, ProjectRule, Rule
 from dagguard.rules.base import MADE_AT, DagSite, Fix, Report, RuleContext
 
@@ -91,7 +92,7 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     YAML (engine/yaml_check.py), whose Python is checked here with `yaml_generated`."""
     shown = shown or display_path(path)
     if not yaml_generated and is_yaml_path(path):
-        return check_yaml_source(source, path, settings, now, shown, keep_fixes)
+        return check_yaml_source(source, path, settings, now, shown, keep_fixes, check_python=check_source)
     cached = project.parsed(path) if project is not None else None   # an import parsed it already
     if (line_of is None and not keep_fixes and cached is None and isinstance(source, bytes)
             and LARGE_FILE_BYTES < len(source) <= MAX_FILE_BYTES):
@@ -116,7 +117,7 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     if isinstance(parsed, Finding):
         if line_of is not None:
             parsed = replace(parsed, line=line_of(parsed.line), end_line=line_of(parsed.end_line))
-        return _syntax_result(path, parsed, settings)
+        return syntax_result(path, parsed, settings)
     module = parsed
     if project is not None:
         project.reset_touched()
@@ -229,13 +230,6 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
                       absent_modules=project.absent_modules(imports) if project is not None else frozenset())
 
 
-def _syntax_result(path: Path, finding: Finding, settings: Settings) -> FileResult:
-    """A file's DG000 alone, unless the configuration turns DG000 off."""
-    keep = (not ignored_for_file(finding.code, path, settings)
-            and (is_enabled(finding.code, settings) or not is_ignored(finding.code, settings)))
-    return FileResult(path, (finding,) if keep else ())
-
-
 def _moved(span: Span, line_of: Callable[[int], int]) -> Span:
     return Span(line_of(span.line), span.column, line_of(span.end_line), span.end_column)
 
@@ -248,7 +242,7 @@ def _check_in_pieces(source: bytes, path: Path, settings: Settings, now: dt.date
         return None
     if pieces.error is not None:
         error = pieces.error
-        return _syntax_result(path, _syntax_finding(shown, error.line, error.column, error.message), settings)
+        return syntax_result(path, _syntax_finding(shown, error.line, error.column, error.message), settings)
     if not pieces.touches_a_dag and not mentions_a_dag(source):
         return FileResult(path, ())
     if jobs > 1:

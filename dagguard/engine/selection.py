@@ -8,6 +8,8 @@ from pathlib import Path, PurePosixPath
 from typing import Iterable
 
 from dagguard.config import ALL_SELECTOR, RuleSelection, Settings
+from dagguard.engine.findings import Finding
+from dagguard.engine.results import FileResult
 
 
 def _specificity(selector: str) -> int:
@@ -91,3 +93,10 @@ def ignored_for_file(code: str, path: Path, settings: Settings) -> bool:
         if matches_glob(path, pattern, settings.root) and any(_matches(code, c) for c in codes):
             return True
     return False
+
+
+def syntax_result(path: Path, finding: Finding, settings: Settings) -> FileResult:
+    """A file's DG000 alone, unless the configuration turns DG000 off."""
+    keep = (not ignored_for_file(finding.code, path, settings)
+            and (is_enabled(finding.code, settings) or not is_ignored(finding.code, settings)))
+    return FileResult(path, (finding,) if keep else ())

@@ -1,5 +1,5 @@
-"""Check a dag-factory YAML file: read its DAGs (model/dag_factory.py), check the Python they
-stand for (model/dag_factory_source.py) with the same model and rules as any DAG file, then
+"""Check a dag-factory YAML file: read its DAGs (model/dags/dag_factory.py), check the Python they
+stand for (model/dags/dag_factory_source.py) with the same model and rules as any DAG file, then
 put every finding back on the YAML line and column it comes from, and apply the file's own
 `# noqa` comments.
 
@@ -14,15 +14,19 @@ import datetime as dt
 import io
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Optional, Union
+from typing import Any, Callable, Iterator, Mapping, Optional, Union
 
 from dagguard.config import Settings
 from dagguard.engine.findings import Finding
 from dagguard.engine.noqa import is_suppressed, noqa_warnings
 from dagguard.engine.results import FileResult, display_path, syntax_finding
-from dagguard.model.dag_factory import (YAML_SUFFIXES, Place, YamlDagFile, YamlError, compose, defaults_files,
+from dagguard.engine.selection import syntax_result
+from dagguard.model.dags.dag_factory import (YAML_SUFFIXES, Place, YamlDagFile, YamlError, compose, defaults_files,
                                         is_defaults_file, may_be_dag_factory, read_dag_file,
                                         surely_meant_for_dag_factory, yaml_available)
+
+# What checks the Python generated from a YAML file: engine/runner.py's check_source.
+PythonCheck = Callable[..., FileResult]
 
 FOUND_BY = "dag-factory"
 MISSING_PYYAML = "not checked: dag-factory YAML needs PyYAML (pip install 'dagguard[yaml]')"
@@ -45,15 +49,16 @@ class YamlCheck:
 
 
 def check_yaml_source(source: Union[bytes, str], path: Path, settings: Settings, now: dt.datetime,
-                      shown: Optional[str] = None, keep_fixes: bool = False) -> FileResult:
-    """Check one YAML file's contents; never raises for bad input (that is a DG000 finding)."""
-    return check_yaml(source, path, settings, now, shown, keep_fixes).result
+                      shown: Optional[str] = None, keep_fixes: bool = False, *,
+                      check_python: PythonCheck) -> FileResult:
+    """Check one YAML file's contents; never raises for bad input (that is a DG000 finding).
+    `check_python` checks the generated Python (engine/runner.py's check_source, which calls this
+    for a YAML path: passed in, so this module never imports the runner back)."""
+    return check_yaml(source, path, settings, now, shown, keep_fixes, check_python=check_python).result
 
 
 def check_yaml(source: Union[bytes, str], path: Path, settings: Settings, now: dt.datetime,
-               shown: Optional[str] = None, keep_fixes: bool = False) -> YamlCheck:
-    from dagguard.engine.runner import _syntax_result
-
+               shown: Optional[str] = None, keep_fixes: bool = False, *, check_python: PythonCheck) -> YamlCheck:
     shown = shown or display_path(path)
     data = source.encode("utf-8", errors="replace") if isinstance(source, str) else source
     if is_defaults_file(path) or not may_be_dag_factory(data):
@@ -67,14 +72,13 @@ def check_yaml(source: Union[bytes, str], path: Path, settings: Settings, now: d
     except YamlError as exc:
         if not surely_meant_for_dag_factory(data):
             return YamlCheck(FileResult(path, ()))   # other YAML, or several documents: not ours to judge
-        return YamlCheck(_syntax_result(path, syntax_finding(shown, exc.line, exc.column, str(exc)), settings))
+        return YamlCheck(syntax_result(path, syntax_finding(shown, exc.line, exc.column, str(exc)), settings))
     if dag_file is None:
         return YamlCheck(FileResult(path, ()))
-    from dagguard.engine.runner import check_source
-    from dagguard.model.dag_factory_source import generate
+    from dagguard.model.dags.dag_factory_source import generate
 
     generated = generate(dag_file)
-    checked = check_source(generated.text, path, settings, now, shown, keep_fixes=True, yaml_generated=True)
+    checked = check_python(generated.text, path, settings, now, shown, keep_fixes=True, yaml_generated=True)
     directives = yaml_directives(text)
     noqa = {line: (None if d.codes is None else frozenset(d.codes)) for line, d in directives.items()}
     mapper = _Mapper(generated)
@@ -89,7 +93,7 @@ def check_yaml(source: Union[bytes, str], path: Path, settings: Settings, now: d
             continue
         fix = fix_of.get(id(finding))
         if fix is not None:
-            from dagguard.engine.yaml_fixes import yaml_edits
+            from dagguard.engine.yaml_edits import yaml_edits
 
             if yaml_edits(text, generated, dag_file, module, fix) is None:
                 fix = None   # a fix the YAML cannot take as a text edit
@@ -101,7 +105,7 @@ def check_yaml(source: Union[bytes, str], path: Path, settings: Settings, now: d
         finding = syntax_finding(
             shown, problem.place.line, problem.place.column,
             f"'{problem.key}' is not a mapping: dag-factory fails on it and loads no DAG of this file")
-        kept = _syntax_result(path, finding, settings).findings   # DG000 unless it is ignored
+        kept = syntax_result(path, finding, settings).findings   # DG000 unless it is ignored
         findings.extend(f for f in kept if not is_suppressed(noqa, f.code, (f.line,)))
     from dagguard.rules import RULES_BY_CODE
 

@@ -19,7 +19,8 @@ from dagguard.idempotent.errors import (AirflowRequiredError, ArgumentTypeError,
                                         NoRunIntervalError,
                                         InvalidIdentifierError, LedgerError, TargetTableError,
                                         UnsupportedConnectionError)
-from dagguard.idempotent.interval import Interval, interval_from_context
+from dagguard.idempotent.interval import Interval
+from dagguard.idempotent.partitions import interval_from_context
 from dagguard.idempotent.ledger import LedgerReport, RunInfo
 from dagguard.idempotent.write import WriteResult, write_interval
 

@@ -51,7 +51,7 @@ def connect_url(url: str, read_only: bool = False) -> Any:
     """Open a DB-API connection for a URL; ConnectionFailedError with the driver's reason."""
     parsed = parse_url(url)
     if parsed.dialect == "delta":
-        from dagguard.idempotent.engines.delta import lake_from_url
+        from dagguard.idempotent.engines.delta_lake import lake_from_url
 
         return lake_from_url(url)  # opens nothing: each write reads the table's latest version
     try:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
-from typing import Any, Mapping
 
 from dagguard.idempotent.errors import ArgumentTypeError, EmptyIntervalError, InvalidArgumentError
 
@@ -65,23 +64,3 @@ class Interval:
 
     def __str__(self) -> str:
         return f"[{self.start.isoformat()}, {self.end.isoformat()})"
-
-
-def interval_from_context(context: Mapping[str, Any]) -> Interval:
-    """The data interval of an Airflow task's context; on a partitioned run (which has none) the
-    partition's period where the timetable gives one (see dagguard.idempotent.partitions).
-    NoRunIntervalError (an EmptyIntervalError) when there is neither."""
-    from dagguard.idempotent.errors import NoRunIntervalError
-    from dagguard.idempotent.partitions import write_scope
-
-    start = context.get("data_interval_start")
-    end = context.get("data_interval_end")
-    if (start is None or end is None) and context.get("partition_key") is not None:
-        return write_scope(context, "replace", None).interval  # type: ignore[return-value]
-    if start is None or end is None:
-        run_id = context.get("run_id", "this run")
-        raise NoRunIntervalError(
-            f"run {run_id!s} has no logical date, so it has no data interval and nothing was "
-            f"written; trigger it with a logical date (e.g. `airflow dags trigger --logical-date ...`) "
-            f"and {EMPTY_INTERVAL_FIX}")
-    return Interval(start, end)

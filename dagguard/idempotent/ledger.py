@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from dagguard.idempotent.checksum import same_data
-from dagguard.idempotent.engines import Engine
+from dagguard.idempotent.engines.base import Engine
 from dagguard.idempotent.errors import LedgerError
 from dagguard.idempotent.identifiers import TableName
 

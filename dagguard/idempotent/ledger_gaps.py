@@ -71,7 +71,7 @@ class GapReport:
 def parse_schedule(text: str) -> Schedule:
     """`@daily`, any cron preset or expression, or an ISO 8601 duration (`PT6H`, `P1D`); a
     schedule that does not recur on a clock or does not parse is an InvalidArgumentError."""
-    from dagguard.model.schedules import Recurrence, recurrence   # croniter's parse, the linter's presets
+    from dagguard.model.schedules.schedules import Recurrence, recurrence   # croniter's parse, the linter's presets
 
     value = text.strip()
     if value.upper().startswith("P"):
@@ -134,7 +134,7 @@ def schedule_intervals(schedule: Schedule, start: dt.datetime, end: Optional[dt.
 
 
 def _check_size(schedule: Schedule, start: dt.datetime, last: dt.datetime) -> None:
-    from dagguard.model.schedules import Recurrence, count_runs   # calendar arithmetic, no stepping
+    from dagguard.model.schedules.schedules import Recurrence, count_runs   # calendar arithmetic, no stepping
 
     runs = count_runs(Recurrence(schedule.crons, schedule.delta, data_interval=False), start, last)
     if runs is not None and runs > MAX_INTERVALS:

@@ -177,3 +177,20 @@ def write_scope(context: Mapping[str, Any], strategy: str, partition_column: str
             f"strategy='overwrite_partition' (the rows whose {partition_column or 'ds'} equals the partition "
             f"key), or a CronPartitionTimetable or a temporal partition mapper (StartOfDayMapper, ...)")
     return scope
+
+
+def interval_from_context(context: Mapping[str, Any]) -> Interval:
+    """The data interval of an Airflow task's context; on a partitioned run (which has none) the
+    partition's period where the timetable gives one (write_scope, below).
+    NoRunIntervalError (an EmptyIntervalError) when there is neither."""
+    start = context.get("data_interval_start")
+    end = context.get("data_interval_end")
+    if (start is None or end is None) and context.get("partition_key") is not None:
+        return write_scope(context, "replace", None).interval  # type: ignore[return-value]
+    if start is None or end is None:
+        run_id = context.get("run_id", "this run")
+        raise NoRunIntervalError(
+            f"run {run_id!s} has no logical date, so it has no data interval and nothing was "
+            f"written; trigger it with a logical date (e.g. `airflow dags trigger --logical-date ...`) "
+            f"and {EMPTY_INTERVAL_FIX}")
+    return Interval(start, end)

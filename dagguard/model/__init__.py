@@ -1,1 +1,4 @@
-"""Airflow knowledge the rules share: imports, static values, DAGs and tasks, schedules."""
+"""Airflow knowledge the rules share, in packages by what they know, each importing only the ones
+below it: basics (names and values) <- sql (SQL and templates) and project (the project index
+and factories) <- dags (the DAG model) <- schedules (DAG-level time) <- tasks (tasks and
+callables). It imports nothing above it (dagguard.rules, dagguard.engine ...)."""

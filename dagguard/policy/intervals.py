@@ -4,7 +4,7 @@ dagguard.idempotent, which refuses an empty interval.
 
 The SQL is what Airflow holds after loading the file: the templated field's value, with `.sql`
 files already read in by the DagBag (`resolve_template_files`). It is read by the linter's own
-functions (model/templates.py, model/sql.py, model/sql_facts.py); sqlglot and jinja2 are
+functions (model/sql/templates.py, model/sql/sql.py, model/sql/sql_facts.py); sqlglot and jinja2 are
 imported only for a DAG on a trigger timetable whose tasks have templated SQL naming data_interval_end.
 """
 
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from dagguard.model.airflow_names import IDEMPOTENT_OPERATORS
-from dagguard.model.sql import SQL_ARGUMENTS, dialect_for
-from dagguard.model.templates import has_jinja
+from dagguard.model.basics.airflow_names import IDEMPOTENT_OPERATORS
+from dagguard.model.sql.sql import SQL_ARGUMENTS, dialect_for
+from dagguard.model.sql.templates import has_jinja
 from dagguard.policy.findings import Finding
 from dagguard.policy.schedule import trigger_schedule
 from dagguard.rules import messages
@@ -56,9 +56,9 @@ def interval_findings(dag: Any, dag_label: str) -> Iterator[Finding]:
 
 def _empty_range_column(task: Any) -> Any:
     """The column of the task's first range up to data_interval_end from the interval's start."""
-    from dagguard.model.sql import parse_sql
-    from dagguard.model.sql_facts import empty_trigger_ranges
-    from dagguard.model.templates import analyse_template, display
+    from dagguard.model.sql.sql import parse_sql
+    from dagguard.model.sql.sql_facts import empty_trigger_ranges
+    from dagguard.model.sql.templates import analyse_template, display
 
     dialect = dialect_for(_qualname(task))
     for text in _sql_texts(task):

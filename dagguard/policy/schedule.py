@@ -1,5 +1,5 @@
 """What a loaded DAG's timetable means for the scheduler, in the linter's terms: its Recurrence
-(model/run_counts.py counts the runs the same way the linter does), and how its schedule is
+(model/schedules/run_counts.py counts the runs the same way the linter does), and how its schedule is
 written when it is a trigger timetable whose runs have an empty data interval (DG206).
 
 Timetables are recognised by class name, so Airflow 3's SDK classes and the core ones
@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, Optional
 
-from dagguard.model.run_counts import Recurrence
+from dagguard.model.schedules.run_counts import Recurrence
 
 _CRON_TRIGGER = frozenset({"CronTriggerTimetable", "CronPartitionTimetable"})
 _CRON_DATA_INTERVAL = frozenset({"CronDataIntervalTimetable"})
@@ -102,7 +102,7 @@ def _empty_interval(timetable: Any) -> bool:
 def trigger_schedule(schedule: Any, timetable: Any) -> Optional[str]:
     """How the DAG's schedule is written (`'@daily'`, `a timedelta`, `CronTriggerTimetable`), when
     its runs have data_interval_start == data_interval_end; None otherwise. The words are the
-    linter's (model/trigger_runs.py)."""
+    linter's (model/schedules/trigger_runs.py)."""
     name = _name(timetable)
     if name in _ASSET_OR_TIME:
         clock = getattr(timetable, "timetable", None)

@@ -12,8 +12,8 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
-from dagguard.model.antichains import MAX_TASKS, WAITING_RULES, widest_antichain
-from dagguard.model.run_counts import count_runs
+from dagguard.model.dags.antichains import MAX_TASKS, WAITING_RULES, widest_antichain
+from dagguard.model.schedules.run_counts import count_runs
 from dagguard.policy.findings import Finding
 from dagguard.policy.schedule import is_airflows_recurring, timetable_recurrence
 from dagguard.rules import messages

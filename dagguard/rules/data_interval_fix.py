@@ -8,8 +8,8 @@ from typing import Optional
 
 import libcst as cst
 
-from dagguard.model.dags import DagModel
-from dagguard.model.schedules import dag_date, date_argument
+from dagguard.model.dags.models import DagModel
+from dagguard.model.schedules.schedules import dag_date, date_argument
 from dagguard.rules.base import UNSAFE, Fix, Import
 from dagguard.rules.edits import written_keyword
 

@@ -8,10 +8,10 @@ from typing import Iterable, Optional
 
 import libcst as cst
 
-from dagguard.model.arguments import ArgValue
-from dagguard.model.dags import DagModel, FileModel
-from dagguard.model.schedules import Recurrence, catching_up, count_runs, dag_date, surely_dateless
-from dagguard.model.unscheduled import never_scheduled
+from dagguard.model.basics.arguments import ArgValue
+from dagguard.model.dags.models import DagModel, FileModel
+from dagguard.model.schedules.schedules import Recurrence, catching_up, count_runs, dag_date, surely_dateless
+from dagguard.model.schedules.unscheduled import never_scheduled
 from dagguard.rules.base import UNSAFE, Fix, Report, Rule, RuleContext
 from dagguard.rules.edits import add_dag_keyword_fix
 from dagguard.rules.ignored_default_args import noting_default_args

@@ -6,13 +6,13 @@ from typing import Iterable, Optional
 
 import libcst as cst
 
-from dagguard.model.arguments import ArgValue
-from dagguard.model.clock_cadence import moves_daily
-from dagguard.model.dags import DagModel, FileModel
-from dagguard.model.origins import Elsewhere, made_at
-from dagguard.model.schedules import never_scheduled
-from dagguard.model.scope import Scope, dotted_name
-from dagguard.model.values import Evaluator
+from dagguard.model.basics.arguments import ArgValue
+from dagguard.model.schedules.clock_cadence import moves_daily
+from dagguard.model.dags.models import DagModel, FileModel
+from dagguard.model.project.origins import Elsewhere, made_at
+from dagguard.model.schedules.schedules import never_scheduled
+from dagguard.model.basics.scope import Scope, dotted_name
+from dagguard.model.basics.values import Evaluator
 from dagguard.rules.base import MADE_AT, Report, Rule, RuleContext
 
 HELP = 'use a fixed date, e.g. pendulum.datetime(2026, 1, 1, tz="UTC")'

@@ -6,9 +6,9 @@ from typing import Iterable, Optional
 
 import libcst as cst
 
-from dagguard.model.dags import DagModel, FileModel
-from dagguard.model.schedules import SCHEDULE_ARGUMENTS
-from dagguard.model.unscheduled import never_scheduled
+from dagguard.model.dags.models import DagModel, FileModel
+from dagguard.model.schedules.schedules import SCHEDULE_ARGUMENTS
+from dagguard.model.schedules.unscheduled import never_scheduled
 from dagguard.rules.base import SAFE, Fix, Import, Report, Rule, RuleContext
 from dagguard.rules.edits import add_dag_keyword_fix
 

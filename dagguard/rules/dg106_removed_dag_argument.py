@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
-from dagguard.model.arguments import ArgValue
-from dagguard.model.dags import ASSET_DECORATOR_ARGUMENTS, DagModel, FileModel
+from dagguard.model.basics.arguments import ArgValue
+from dagguard.model.dags.models import ASSET_DECORATOR_ARGUMENTS, DagModel, FileModel
 from dagguard.rules.base import UNSAFE, Fix, Report, Rule, RuleContext
 from dagguard.rules.edits import forwarded_keyword, remove_argument, rename_fix
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from dagguard.model.dags import FileModel
-from dagguard.model.schedules import catching_up, count_runs, dag_date, date_argument
-from dagguard.model.unscheduled import never_scheduled
+from dagguard.model.dags.models import FileModel
+from dagguard.model.schedules.schedules import catching_up, count_runs, dag_date, date_argument
+from dagguard.model.schedules.unscheduled import never_scheduled
 from dagguard.rules.base import Report, Rule, RuleContext
 from dagguard.rules.messages import DG107_HELP, large_catchup_backlog
 

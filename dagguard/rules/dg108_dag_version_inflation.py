@@ -6,14 +6,14 @@ from typing import Iterable, Iterator, Optional
 
 import libcst as cst
 
-from dagguard.model.arguments import ArgValue
-from dagguard.model.clock_cadence import moves_daily
-from dagguard.model.dags import DagModel, FileModel, TaskModel
-from dagguard.model.origins import made_at
-from dagguard.model.scope import Scope
-from dagguard.model.python_tasks import call_name
-from dagguard.model.task_io import carries_data, runs_on_a_clock
-from dagguard.model.values import Evaluator, reads_clock, varies_per_parse
+from dagguard.model.basics.arguments import ArgValue
+from dagguard.model.schedules.clock_cadence import moves_daily
+from dagguard.model.dags.models import DagModel, FileModel, TaskModel
+from dagguard.model.project.origins import made_at
+from dagguard.model.basics.scope import Scope
+from dagguard.model.tasks.python_tasks import call_name
+from dagguard.model.tasks.task_io import carries_data, runs_on_a_clock
+from dagguard.model.basics.values import Evaluator, reads_clock, varies_per_parse
 from dagguard.rules.base import MADE_AT, Report, Rule, RuleContext
 
 # start_date is DG104's. Callables and user macros are not part of the serialized DAG.

@@ -6,10 +6,10 @@ from typing import Iterable, Optional
 
 import libcst as cst
 
-from dagguard.model.arguments import ArgValue
-from dagguard.model.dags import FileModel, TaskModel
-from dagguard.model.operator_classes import OperatorClass, task_operator_class
-from dagguard.model.scope import Scope
+from dagguard.model.basics.arguments import ArgValue
+from dagguard.model.dags.models import FileModel, TaskModel
+from dagguard.model.dags.operator_classes import OperatorClass, task_operator_class
+from dagguard.model.basics.scope import Scope
 from dagguard.rules.base import SAFE, Fix, Report, Rule, RuleContext
 from dagguard.rules.edits import remove_argument, rename_fix, written_keyword
 

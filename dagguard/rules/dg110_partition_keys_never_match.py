@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from dagguard.model.dags import FileModel
-from dagguard.model.partitions import Mapper, PartitionedAsset, dag_partition_schedule, never_matching
+from dagguard.model.dags.models import FileModel
+from dagguard.model.schedules.partitions import Mapper, PartitionedAsset, dag_partition_schedule, never_matching
 from dagguard.rules.base import Report, Rule, RuleContext
 
 HELP = ("map every asset to keys of one form: the same mapper (or output_format=) for each, and a "

@@ -6,11 +6,11 @@ import dataclasses
 from pathlib import Path
 from typing import Iterable, Optional
 
-from dagguard.model.appends import table_prepared, unprepared_appends
-from dagguard.model.dags import FileModel
-from dagguard.model.partitions import dag_partition_schedule
-from dagguard.model.task_io import TaskIO, file_task_ios, readable, runs_on_a_clock
-from dagguard.model.writes import matches_write_pattern, transfer_destination
+from dagguard.model.tasks.appends import table_prepared, unprepared_appends
+from dagguard.model.dags.models import FileModel
+from dagguard.model.schedules.partitions import dag_partition_schedule
+from dagguard.model.tasks.task_io import TaskIO, file_task_ios, readable, runs_on_a_clock
+from dagguard.model.tasks.writes import matches_write_pattern, transfer_destination
 from dagguard.rules.base import Report, Rule, RuleContext
 
 SQL_HELP = ("filter the source on '{{ data_interval_start }}' and '{{ data_interval_end }}' and replace "

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from dagguard.model.dags import FileModel
-from dagguard.model.origins import made_at
-from dagguard.model.python_tasks import call_name
-from dagguard.model.task_io import file_task_ios, runs_on_a_clock
+from dagguard.model.dags.models import FileModel
+from dagguard.model.project.origins import made_at
+from dagguard.model.tasks.python_tasks import call_name
+from dagguard.model.tasks.task_io import file_task_ios, runs_on_a_clock
 from dagguard.rules.base import MADE_AT, Report, Rule, RuleContext
 
 PYTHON_HELP = "use the run's data_interval_start / data_interval_end (or logical_date) from the context"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
-from dagguard.model.appends import unprepared_appends
-from dagguard.model.dags import FileModel
-from dagguard.model.task_io import file_task_ios, readable, runs_on_a_clock
+from dagguard.model.tasks.appends import unprepared_appends
+from dagguard.model.dags.models import FileModel
+from dagguard.model.tasks.task_io import file_task_ios, readable, runs_on_a_clock
 from dagguard.rules.base import Report, Rule, RuleContext
 
 HELP = ("delete the interval first in the same task (DELETE FROM ... WHERE ts >= '{{ data_interval_start }}' "

@@ -7,10 +7,10 @@ from typing import Iterable, Optional
 
 import libcst as cst
 
-from dagguard.model.dags import FileModel
-from dagguard.model.sql_facts import RangeBound, inclusive_end_bounds
-from dagguard.model.task_io import file_task_ios, readable
-from dagguard.model.trigger_runs import dag_trigger_schedule
+from dagguard.model.dags.models import FileModel
+from dagguard.model.sql.sql_facts import RangeBound, inclusive_end_bounds
+from dagguard.model.tasks.task_io import file_task_ios, readable
+from dagguard.model.schedules.trigger_runs import dag_trigger_schedule
 from dagguard.rules.base import UNSAFE, Fix, Report, Rule, RuleContext
 
 

@@ -7,16 +7,16 @@ from typing import Iterable, Iterator, Optional
 
 import libcst as cst
 
-from dagguard.model.assembled_strings import Piece
-from dagguard.model.context_keys import REMOVED_KEYS
-from dagguard.model.dags import DagModel, FileModel
-from dagguard.model.loose_callables import loose_callables
-from dagguard.model.python_tasks import CallableFacts
-from dagguard.model.task_io import file_task_ios, loose_task_strings
-from dagguard.model.templates import Template
-from dagguard.model.schedules import Recurrence, dag_recurrence
-from dagguard.model.tree import child_nodes
-from dagguard.model.trigger_runs import dag_trigger_schedule
+from dagguard.model.tasks.assembled_strings import Piece
+from dagguard.model.basics.context_keys import REMOVED_KEYS
+from dagguard.model.dags.models import DagModel, FileModel
+from dagguard.model.tasks.loose_callables import loose_callables
+from dagguard.model.tasks.python_tasks import CallableFacts
+from dagguard.model.tasks.task_io import file_task_ios, loose_task_strings
+from dagguard.model.sql.templates import Template
+from dagguard.model.schedules.schedules import Recurrence, dag_recurrence
+from dagguard.model.basics.tree import child_nodes
+from dagguard.model.schedules.trigger_runs import dag_trigger_schedule
 from dagguard.rules.base import SAFE, UNSAFE, Fix, Report, Rule, RuleContext
 
 # Keys whose replacement reads data_interval_end, which on a trigger timetable is the run's

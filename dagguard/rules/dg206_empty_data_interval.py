@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from dagguard.model.dags import FileModel
-from dagguard.model.sql_facts import empty_trigger_ranges
-from dagguard.model.task_io import readable, task_io
-from dagguard.model.trigger_runs import trigger_dags
+from dagguard.model.dags.models import FileModel
+from dagguard.model.sql.sql_facts import empty_trigger_ranges
+from dagguard.model.tasks.task_io import readable, task_io
+from dagguard.model.schedules.trigger_runs import trigger_dags
 from dagguard.rules.base import Report, Rule, RuleContext
 from dagguard.rules.data_interval_fix import data_interval_fix
 

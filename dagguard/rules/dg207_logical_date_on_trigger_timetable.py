@@ -6,13 +6,13 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Iterable, Optional
 
-from dagguard.model.dags import DagModel, FileModel
-from dagguard.model.run_dates import ExampleRun, example_run, timedelta_code
-from dagguard.model.schedules import PRESETS, Recurrence, dag_recurrence
-from dagguard.model.sql_facts import run_date_reads
-from dagguard.model.task_io import dag_written_tables, readable, task_io
-from dagguard.model.templates import Expression
-from dagguard.model.trigger_runs import trigger_dags
+from dagguard.model.dags.models import DagModel, FileModel
+from dagguard.model.schedules.run_dates import ExampleRun, example_run, timedelta_code
+from dagguard.model.schedules.schedules import PRESETS, Recurrence, dag_recurrence
+from dagguard.model.sql.sql_facts import run_date_reads
+from dagguard.model.tasks.task_io import dag_written_tables, readable, task_io
+from dagguard.model.sql.templates import Expression
+from dagguard.model.schedules.trigger_runs import trigger_dags
 from dagguard.rules.base import Report, Rule, RuleContext
 from dagguard.rules.data_interval_fix import data_interval_fix
 

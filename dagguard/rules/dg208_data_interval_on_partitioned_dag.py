@@ -7,10 +7,10 @@ from typing import Iterable, Iterator
 
 import libcst as cst
 
-from dagguard.model.context_keys import DATELESS_KEYS
-from dagguard.model.dags import FileModel
-from dagguard.model.partitions import dag_partition_schedule
-from dagguard.model.task_io import TaskIO, task_io
+from dagguard.model.basics.context_keys import DATELESS_KEYS
+from dagguard.model.dags.models import FileModel
+from dagguard.model.schedules.partitions import dag_partition_schedule
+from dagguard.model.tasks.task_io import TaskIO, task_io
 from dagguard.rules.base import Report, Rule, RuleContext
 
 HELP = ('read the run\'s partition instead: {{ partition_key }} in templates, context["partition_key"] '

@@ -6,9 +6,9 @@ from typing import Iterable, Optional
 
 import libcst as cst
 
-from dagguard.model.call_chains import CallChain, CallFollower
-from dagguard.model.dags import FileModel, ParseTimeCall
-from dagguard.model.scope import ConstantBinding, Scope
+from dagguard.model.project.call_chains import CallChain, CallFollower
+from dagguard.model.dags.models import FileModel, ParseTimeCall
+from dagguard.model.basics.scope import ConstantBinding, Scope
 from dagguard.rules.base import Report, Rule, RuleContext
 
 VARIABLE_METHODS = frozenset({"get", "get_variable_from_secrets"})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable, Optional
 
 # Only tree-free modules: on a cached run this rule compares cached sites without libcst.
-from dagguard.model.branch_path import exclusive
+from dagguard.model.dags.branch_path import exclusive
 from dagguard.rules.rule import DagSite, ProjectRule
 
 

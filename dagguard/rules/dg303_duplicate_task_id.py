@@ -6,11 +6,11 @@ from typing import Iterable, Optional
 
 import libcst as cst
 
-from dagguard.model.branches import branch_paths, exclusive
-from dagguard.model.dags import DagModel, FileModel, TaskModel
-from dagguard.model.nesting import (COMPREHENSIONS, Condition, LoopPass, PrefixingGroup, changing_names,
+from dagguard.model.dags.branches import branch_paths, exclusive
+from dagguard.model.dags.models import DagModel, FileModel, TaskModel
+from dagguard.model.dags.nesting import (COMPREHENSIONS, Condition, LoopPass, PrefixingGroup, changing_names,
                                     has_call, loop_passes, mentions)
-from dagguard.model.values import Evaluator, StaticDict
+from dagguard.model.basics.values import Evaluator, StaticDict
 from dagguard.rules.base import Report, Rule, RuleContext
 from dagguard.rules.messages import DG303_HELP, duplicate_task_id
 

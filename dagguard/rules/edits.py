@@ -7,8 +7,8 @@ from typing import Optional, Sequence, Union
 
 import libcst as cst
 
-from dagguard.model.arguments import Arguments, ArgValue
-from dagguard.model.dags import DagModel
+from dagguard.model.basics.arguments import Arguments, ArgValue
+from dagguard.model.dags.models import DagModel
 from dagguard.rules.base import SAFE, Fix, Import, Replacement
 
 Edit = tuple[cst.CSTNode, Replacement]

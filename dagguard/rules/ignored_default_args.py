@@ -4,7 +4,7 @@ arguments, and `default_args` only reaches the tasks (start_date and end_date ex
 
 from __future__ import annotations
 
-from dagguard.model.dags import DagModel
+from dagguard.model.dags.models import DagModel
 
 
 def noting_default_args(help: str, dag: DagModel, *names: str) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from dagguard.model.run_counts import format_count
+from dagguard.model.schedules.run_counts import format_count
 
 DG101_HELP = "set end_date=... to bound the backfill, or catchup=False"
 DG102_HELP = "set max_active_runs=1 if runs must not overlap, or a small bound"

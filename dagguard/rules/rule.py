@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Optional
 
-from dagguard.model.branch_path import BranchPath
+from dagguard.model.dags.branch_path import BranchPath
 
 if TYPE_CHECKING:
     from dagguard.config import Settings
-    from dagguard.model.dags import FileModel
-    from dagguard.rules.base import Report
+    from dagguard.model.dags.models import FileModel
+    from dagguard.rules.reports import Report
 
 
 def _no_place(path: Optional[Path], module: Any, node: Any) -> str:
@@ -43,7 +43,7 @@ class DagSite:
     column: int
     end_line: int
     end_column: int
-    # Which if/match branches the definition sits in (model/branches.py); set only where the
+    # Which if/match branches the definition sits in (model/dags/branches.py); set only where the
     # dag_id repeats within the file, to tell a duplicate from its alternative.
     branches: BranchPath = ()
 

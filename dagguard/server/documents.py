@@ -147,7 +147,7 @@ class ServerState:
 
     def _project(self, document: Document, settings: Settings, dirty: Iterable[Document]):
         """The index `check` would use, reading the other open buffers instead of their files."""
-        from dagguard.model.project import ProjectIndex, project_roots
+        from dagguard.model.project.project import ProjectIndex, project_roots
 
         index = ProjectIndex(project_roots([document.path] if document.path is not None else [],
                                            settings.config_path, settings.src))
@@ -163,8 +163,8 @@ class ServerState:
         first, then the large-stack thread); None for a buffer that does not parse."""
         from dagguard.engine.deep_stack import run_deep
         from dagguard.engine.precheck import cpython_check
-        from dagguard.model.parsing import parse_module
-        from dagguard.model.project import MAX_MODULE_BYTES
+        from dagguard.model.basics.parsing import parse_module
+        from dagguard.model.project.project import MAX_MODULE_BYTES
 
         data = document.text.encode("utf-8")
         key = (document.version, len(data), hash(data))
@@ -272,7 +272,7 @@ class ServerState:
     def files_to_scan(self, root: Path) -> list[Path]:
         """The files `check ROOT` would check (at most MAX_SCANNED_FILES); their scan shares
         one project index, as `check`'s files do."""
-        from dagguard.model.project import ProjectIndex, project_roots
+        from dagguard.model.project.project import ProjectIndex, project_roots
 
         settings = self.settings_for(root / "__init__.py")
         files = api.files_to_check([root], settings)[:MAX_SCANNED_FILES]

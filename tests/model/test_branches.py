@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dagguard.model.branches import branch_paths, exclusive
+from dagguard.model.dags.branches import branch_paths, exclusive
 
 SOURCE = """\
 if a:

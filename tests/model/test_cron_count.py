@@ -9,9 +9,9 @@ import pytest
 from croniter import croniter
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from dagguard.model import run_counts
-from dagguard.model.cron_count import count_cron_fires
-from dagguard.model.schedules import Recurrence, count_runs
+from dagguard.model.schedules import run_counts
+from dagguard.model.schedules.cron_count import count_cron_fires
+from dagguard.model.schedules.schedules import Recurrence, count_runs
 
 UTC = dt.timezone.utc
 # Several a minute or hour, stepped over a day or two; a few a day or fewer, over a year or more.

@@ -7,8 +7,8 @@ import textwrap
 
 import libcst as cst
 
-from dagguard.model.dags import build_file_model
-from dagguard.model.values import UNKNOWN
+from dagguard.model.dags.builder import build_file_model
+from dagguard.model.basics.values import UNKNOWN
 from tests.lint_helpers import lint
 
 

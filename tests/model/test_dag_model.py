@@ -7,8 +7,8 @@ import textwrap
 import libcst as cst
 import pytest
 
-from dagguard.model.dags import build_file_model
-from dagguard.model.values import UNKNOWN
+from dagguard.model.dags.builder import build_file_model
+from dagguard.model.basics.values import UNKNOWN
 
 
 def model(code: str):
@@ -220,7 +220,7 @@ def test_parse_time_calls_exclude_task_and_function_bodies():
     '"""a\r\nb"""',
 ])
 def test_fast_string_values_match_python(source):
-    from dagguard.model.values import simple_string_value
+    from dagguard.model.basics.values import simple_string_value
 
     node = cst.parse_expression(source)
     assert simple_string_value(node) == node.evaluated_value

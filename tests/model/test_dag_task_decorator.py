@@ -7,7 +7,7 @@ import textwrap
 import libcst as cst
 import pytest
 
-from dagguard.model.dags import build_file_model
+from dagguard.model.dags.builder import build_file_model
 from tests.lint_helpers import lint
 
 INSERT_ROWS = """\

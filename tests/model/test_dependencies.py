@@ -6,8 +6,8 @@ import textwrap
 
 import libcst as cst
 
-from dagguard.model.dags import build_file_model
-from dagguard.model.dependencies import task_graph, xcom_producer
+from dagguard.model.dags.builder import build_file_model
+from dagguard.model.dags.dependencies import task_graph, xcom_producer
 
 HEADER = """
 from airflow.sdk import DAG, XComArg, chain, chain_linear, cross_downstream, task

@@ -245,7 +245,7 @@ def test_static_and_class_method_factories_and_annotated_binding():
 def test_a_result_records_the_modules_it_was_resolved_through(tmp_path):
     from dagguard.config import Settings
     from dagguard.engine import runner
-    from dagguard.model.project import ProjectIndex
+    from dagguard.model.project.project import ProjectIndex
 
     project = ProjectIndex([FIXTURE, FIXTURE / "lib"])
     path = FIXTURE / "dags" / "layered.py"
@@ -263,7 +263,7 @@ def test_only_files_without_a_module_level_dag_are_kept_for_later_imports(tmp_pa
     # module scope itself, so every DAG file was kept as if it were a helper module.
     from dagguard.config import Settings
     from dagguard.engine import runner
-    from dagguard.model.project import ProjectIndex
+    from dagguard.model.project.project import ProjectIndex
 
     (tmp_path / "helpers.py").write_text(
         "from airflow import DAG\n\ndef make(dag_id):\n    return DAG(dag_id, schedule=None)\n")

@@ -1,4 +1,4 @@
-"""The passes of a `for` loop the file states, and the `if` tests they decide (model/loop_passes.py)."""
+"""The passes of a `for` loop the file states, and the `if` tests they decide (model/basics/loop_passes.py)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import textwrap
 import libcst as cst
 import pytest
 
-from dagguard.model.loop_passes import MAX_PASSES, loop_passes, decided_by_pass
-from dagguard.model.scope import module_scope
-from dagguard.model.values import UNKNOWN
+from dagguard.model.basics.loop_passes import MAX_PASSES, loop_passes, decided_by_pass
+from dagguard.model.basics.scope import module_scope
+from dagguard.model.basics.values import UNKNOWN
 
 
 def _loop(code: str):

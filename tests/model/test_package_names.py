@@ -12,7 +12,7 @@ import pytest
 
 from dagguard.api import check_paths
 from dagguard.config import discover_settings
-from dagguard.model.package_dirs import normalised_name, package_layout
+from dagguard.model.project.package_dirs import normalised_name, package_layout
 
 NOW = dt.datetime(2026, 11, 30, tzinfo=dt.timezone.utc)
 FACTORY = """\

@@ -8,8 +8,8 @@ import textwrap
 import libcst as cst
 import pytest
 
-from dagguard.model.dags import build_file_model
-from dagguard.model.partitions import Mapper, key_shape, partition_schedule, shapes_can_match
+from dagguard.model.dags.builder import build_file_model
+from dagguard.model.schedules.partitions import Mapper, key_shape, partition_schedule, shapes_can_match
 
 
 def dags(code: str):

@@ -16,8 +16,8 @@ import pytest
 
 from dagguard.api import check_paths
 from dagguard.config import Settings
-from dagguard.model.dags import build_file_model
-from dagguard.model.partitions import never_matching, partition_schedule
+from dagguard.model.dags.builder import build_file_model
+from dagguard.model.schedules.partitions import never_matching, partition_schedule
 from tests.lint_helpers import NOW
 
 if not os.environ.get("CI"):

@@ -6,8 +6,8 @@ import datetime as dt
 
 import pytest
 
-from dagguard.model.schedules import Recurrence, count_runs, format_count, recurrence
-from dagguard.model.values import AssetSchedule, Timetable
+from dagguard.model.schedules.schedules import Recurrence, count_runs, format_count, recurrence
+from dagguard.model.basics.values import AssetSchedule, Timetable
 
 START = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
 NOW = dt.datetime(2026, 1, 3, 12, 30, tzinfo=dt.timezone.utc)

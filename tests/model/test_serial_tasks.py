@@ -9,8 +9,8 @@ import libcst as cst
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dagguard.model.dags import build_file_model
-from dagguard.model.serial_tasks import concurrent_task_bound
+from dagguard.model.dags.builder import build_file_model
+from dagguard.model.dags.serial_tasks import concurrent_task_bound
 
 HEADER = """\
 from airflow.sdk import DAG

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from dagguard.model.sql import dialect_for, parse_sql
-from dagguard.model.sql_facts import empty_trigger_ranges, inclusive_end_bounds, write_effects
-from dagguard.model.templates import analyse_template
+from dagguard.model.sql.sql import dialect_for, parse_sql
+from dagguard.model.sql.sql_facts import empty_trigger_ranges, inclusive_end_bounds, write_effects
+from dagguard.model.sql.templates import analyse_template
 
 
 def effects(sql: str) -> list[tuple[str, str, bool]]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from dagguard.model.sql_parameters import bind_parameters
-from dagguard.model.values import UNKNOWN, DictEntry, StaticDict
+from dagguard.model.sql.sql_parameters import bind_parameters
+from dagguard.model.basics.values import UNKNOWN, DictEntry, StaticDict
 
 
 def static_dict(**values) -> StaticDict:

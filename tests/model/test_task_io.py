@@ -10,8 +10,8 @@ from pathlib import Path
 
 import libcst as cst
 
-from dagguard.model.dags import build_file_model
-from dagguard.model.task_io import file_task_ios, task_io
+from dagguard.model.dags.builder import build_file_model
+from dagguard.model.tasks.task_io import file_task_ios, task_io
 
 HEADER = """
 import datetime

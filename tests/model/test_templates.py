@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dagguard.model.templates import PLACEHOLDER, analyse_template, display, has_jinja
+from dagguard.model.sql.templates import PLACEHOLDER, analyse_template, display, has_jinja
 
 
 def test_plain_text_is_not_parsed():

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from dagguard.model.run_counts import Recurrence
+from dagguard.model.schedules.run_counts import Recurrence
 from dagguard.policy.schedule import is_airflows_recurring, timetable_recurrence, trigger_schedule
 
 if not os.environ.get("CI"):

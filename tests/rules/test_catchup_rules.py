@@ -235,7 +235,7 @@ def test_a_backlog_that_cannot_be_counted_is_no_internal_error(tmp_path, schedul
 
 def test_many_catchup_dags_in_one_file_are_counted_without_stepping_croniter(tmp_path, monkeypatch):
     # Stepping croniter ~1,000 times per DAG made a 200-DAG file take nearly a minute.
-    from dagguard.model import run_counts
+    from dagguard.model.schedules import run_counts
 
     def no_stepping(*args):
         raise AssertionError("croniter was stepped")

@@ -201,7 +201,7 @@ with DAG("d", schedule=SCHEDULE):
 
 
 def test_write_pattern_matching_is_by_word():
-    from dagguard.model.writes import matches_write_pattern
+    from dagguard.model.tasks.writes import matches_write_pattern
 
     patterns = ("export", "load", "push", "*_out")
     assert matches_write_pattern("export_orders", patterns)

@@ -6,11 +6,11 @@ import datetime as dt
 
 import pytest
 
-from dagguard.model.run_dates import example_run
-from dagguard.model.schedules import Recurrence
-from dagguard.model.sql import parse_sql
-from dagguard.model.sql_facts import run_date_reads
-from dagguard.model.templates import analyse_template
+from dagguard.model.schedules.run_dates import example_run
+from dagguard.model.schedules.schedules import Recurrence
+from dagguard.model.sql.sql import parse_sql
+from dagguard.model.sql.sql_facts import run_date_reads
+from dagguard.model.sql.templates import analyse_template
 from tests.lint_helpers import lint
 
 SQL_DAG = """\

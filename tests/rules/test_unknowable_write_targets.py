@@ -138,9 +138,9 @@ with DAG("d", schedule="@daily"):
 def test_scratch_paths_know_the_temporary_folder(tmp_path):
     import libcst as cst
 
-    from dagguard.model.callable_tree import CallableTree
-    from dagguard.model.scope import function_scope, module_scope
-    from dagguard.model.scratch_paths import ScratchPaths
+    from dagguard.model.tasks.callable_tree import CallableTree
+    from dagguard.model.basics.scope import function_scope, module_scope
+    from dagguard.model.tasks.scratch_paths import ScratchPaths
 
     module = cst.parse_module(
         "import tempfile, os\n"

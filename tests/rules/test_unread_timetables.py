@@ -150,8 +150,8 @@ def test_dags_listing_names_the_class_of_an_unread_timetable(tmp_path):
 def test_a_recurrence_with_unknown_fires_counts_no_runs_and_shows_no_example_run():
     import datetime as dt
 
-    from dagguard.model.run_dates import example_run
-    from dagguard.model.schedules import Recurrence, count_runs
+    from dagguard.model.schedules.run_dates import example_run
+    from dagguard.model.schedules.schedules import Recurrence, count_runs
 
     unread = Recurrence((), None, data_interval=False)
     start = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)

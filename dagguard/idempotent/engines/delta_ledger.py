@@ -103,7 +103,7 @@ def last_checksum(engine: Any, table: TableName, interval: Any) -> str | None:
 
 def read_ledger(engine: Any, table: str | None) -> LedgerReport:
     """The ledger of `table` (of the lake's tables, or of the DeltaTable given, when None)."""
-    from dagguard.idempotent.engines.delta import DeltaLake
+    from dagguard.idempotent.engines.delta_lake import DeltaLake
 
     if table is not None:
         names = [TableName.parse(table)]

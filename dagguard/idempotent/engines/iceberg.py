@@ -103,7 +103,7 @@ class IcebergEngine:
                 break
             except Exception as exc:
                 if isinstance(exc, UnicodeEncodeError):  # a lone surrogate, when Parquet encodes text
-                    from dagguard.idempotent.write import _unencodable
+                    from dagguard.idempotent.write_spec import _unencodable
 
                     raise IntervalViolationError(_unencodable(batch, exc, spec.table, interval)) from exc
                 if not is_conflict(exc):
@@ -126,7 +126,7 @@ class IcebergEngine:
         from dagguard.idempotent.checksum import arrow_checksum
         from dagguard.idempotent.engines import iceberg_rows
         from dagguard.idempotent.precision import check_precision
-        from dagguard.idempotent.write import _check_target
+        from dagguard.idempotent.write_spec import _check_target
 
         loaded = self.load(spec.table)
         columns = columns_of(loaded) if loaded is not None else None
@@ -226,7 +226,7 @@ class IcebergEngine:
                 counts: tuple[int, int, int]) -> Any:
         """Append the ledger row and describe the write."""
         from dagguard.idempotent.engines import iceberg_ledger
-        from dagguard.idempotent.write import WriteResult
+        from dagguard.idempotent.write_spec import WriteResult
 
         inserted, updated, deleted = counts
         row = iceberg_ledger.ledger_row(run, str(spec.table), interval.start, interval.end, spec.strategy,
