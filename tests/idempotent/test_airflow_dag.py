@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.idempotent.airflow_run import run_dags
+
 pytest.importorskip("airflow.sdk")
 
 HERE = Path(__file__).parent
-REPO = HERE.parents[1]
 
 pytestmark = pytest.mark.airflow
 
@@ -24,12 +19,8 @@ pytestmark = pytest.mark.airflow
 def airflow_run(tmp_path_factory):
     """Run the DAGs once for the module; return (warehouse connection, runner output)."""
     base = tmp_path_factory.mktemp("airflow")
-    home, dags = base / "home", base / "home" / "dags"
-    dags.mkdir(parents=True)
-    shutil.copy(HERE / "airflow_dags" / "dag_orders.py", dags)
-    warehouse = base / "warehouse.db"
-    conn = sqlite3.connect(warehouse)
-    conn.executescript("""
+    iceberg_url = _iceberg_catalog(base)
+    conn, output = run_dags(base, "dag_orders.py", "airflow_runner.py", """
         CREATE TABLE signups (user_id INTEGER, signed_up_at TEXT, plan TEXT);
         CREATE TABLE orders (order_id INTEGER, created_at TEXT, amount REAL);
         CREATE TABLE raw_orders (order_id INTEGER, created_at TEXT, amount REAL);
@@ -37,24 +28,8 @@ def airflow_run(tmp_path_factory):
                                       (2, '2026-01-04 23:59:59.999999+00:00', 7.5),
                                       (3, '2026-01-05 00:00:00.000000+00:00', 1.0),
                                       (4, '2026-01-03 11:00:00.000000+00:00', 2.0);
-    """)
-    conn.commit()
-    iceberg_url = _iceberg_catalog(base)
-    env = {key: value for key, value in os.environ.items() if not key.startswith("AIRFLOW")}
-    env.update({
-        "AIRFLOW_HOME": str(home),
-        "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
-        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
-        # A sqlite:/// URI breaks SqliteHook; JSON with an absolute host works (FACTS.md).
-        "AIRFLOW_CONN_WAREHOUSE": json.dumps({"conn_type": "sqlite", "host": str(warehouse)}),
-    })
-    if iceberg_url:
-        env["DAGGUARD_ICEBERG_URL"] = iceberg_url
-    result = subprocess.run([sys.executable, str(HERE / "airflow_runner.py")], cwd=REPO, env=env,
-                            capture_output=True, text=True, timeout=300)
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-4000:]
+    """,
+                            extra_env={"DAGGUARD_ICEBERG_URL": iceberg_url} if iceberg_url else None)
     yield conn, output
     conn.close()
 

@@ -3,20 +3,13 @@ dag.test(): a row arriving late for yesterday is written by today's run, and a r
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import sqlite3
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
+from tests.idempotent.airflow_run import run_dags
+
 pytest.importorskip("airflow.sdk")
 
-HERE = Path(__file__).parent
-REPO = HERE.parents[1]
 
 pytestmark = pytest.mark.airflow
 
@@ -24,32 +17,13 @@ pytestmark = pytest.mark.airflow
 @pytest.fixture(scope="module")
 def airflow_run(tmp_path_factory):
     base = tmp_path_factory.mktemp("airflow-lookback")
-    home, dags = base / "home", base / "home" / "dags"
-    dags.mkdir(parents=True)
-    shutil.copy(HERE / "airflow_dags" / "dag_lookback.py", dags)
-    warehouse = base / "warehouse.db"
-    conn = sqlite3.connect(warehouse)
-    conn.executescript("""
+    conn, output = run_dags(base, "dag_lookback.py", "airflow_lookback_runner.py", """
         CREATE TABLE events (k INTEGER, ts TEXT, v TEXT);
         CREATE TABLE events_merged (k INTEGER, ts TEXT, v TEXT);
         CREATE TABLE raw_events (k INTEGER, ts TEXT, v TEXT);
         INSERT INTO raw_events VALUES (1, '2026-01-04 10:00:00.000000+00:00', 'a'),
                                       (2, '2026-01-05 10:00:00.000000+00:00', 'b');
     """)
-    conn.commit()
-    env = {key: value for key, value in os.environ.items() if not key.startswith("AIRFLOW")}
-    env.update({
-        "AIRFLOW_HOME": str(home),
-        "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
-        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
-        "AIRFLOW_CONN_WAREHOUSE": json.dumps({"conn_type": "sqlite", "host": str(warehouse)}),
-        "WAREHOUSE_PATH": str(warehouse),
-    })
-    result = subprocess.run([sys.executable, str(HERE / "airflow_lookback_runner.py")], cwd=REPO, env=env,
-                            capture_output=True, text=True, timeout=300)
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-4000:]
     yield conn, output
     conn.close()
 

@@ -4,19 +4,15 @@ writing with @idempotent_write and IntervalMergeOperator; see airflow_partition_
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.idempotent.airflow_run import run_dags
+
 pytest.importorskip("airflow.sdk")
 
 HERE = Path(__file__).parent
-REPO = HERE.parents[1]
 KEY = "2026-01-05T03:00:00"
 
 pytestmark = pytest.mark.airflow
@@ -26,12 +22,7 @@ pytestmark = pytest.mark.airflow
 def airflow_run(tmp_path_factory):
     """Run the partitioned DAGs once for the module; return (warehouse connection, runner output)."""
     base = tmp_path_factory.mktemp("airflow")
-    home, dags = base / "home", base / "home" / "dags"
-    dags.mkdir(parents=True)
-    shutil.copy(HERE / "airflow_dags" / "dag_partitions.py", dags)
-    warehouse = base / "warehouse.db"
-    conn = sqlite3.connect(warehouse)
-    conn.executescript("""
+    conn, output = run_dags(base, "dag_partitions.py", "airflow_partition_runner.py", """
         CREATE TABLE events_hourly (k INTEGER, ts TEXT, v TEXT);
         CREATE TABLE events_by_key (k INTEGER, v TEXT, pk TEXT);
         CREATE TABLE events_merged (k INTEGER, ts TEXT, v TEXT);
@@ -42,21 +33,8 @@ def airflow_run(tmp_path_factory):
                                       (2, '2026-01-05 03:00:00.000000+00:00', 'first'),
                                       (3, '2026-01-05 03:59:59.999999+00:00', 'last'),
                                       (4, '2026-01-05 04:00:00.000000+00:00', 'after');
-    """)
-    conn.commit()
-    env = {key: value for key, value in os.environ.items() if not key.startswith("AIRFLOW")}
-    env.update({
-        "AIRFLOW_HOME": str(home),
-        "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
-        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
-        # A sqlite:/// URI breaks SqliteHook; JSON with an absolute host works (FACTS.md).
-        "AIRFLOW_CONN_WAREHOUSE": json.dumps({"conn_type": "sqlite", "host": str(warehouse)}),
-    })
-    result = subprocess.run([sys.executable, str(HERE / "airflow_partition_runner.py")], cwd=REPO, env=env,
-                            capture_output=True, text=True, timeout=600)
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-6000:]
+    """,
+                            timeout=600, shown=6000)
     yield conn, output
     conn.close()
 
