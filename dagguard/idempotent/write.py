@@ -507,9 +507,9 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
 
 def _upsert(engine: Engine, spec: WriteSpec, batch: AnyBatch, in_interval: strategies.IntervalTest | None,
             scope: tuple[str, tuple[Any, ...]], observer: StatementObserver | None) -> dict[str, int] | None:
-    """The merge as the engine's one-pass upsert (SQLite: 1M rows, 1.5-1.7x less CPU than staging,
-    updating and anti-joining), where it has one and no batch key is NULL; None otherwise. What
-    the interval gained was inserted, the upsert's other changes were updates."""
+    """The merge as the engine's one-pass upsert where it has one (SQLite) and no batch key is
+    NULL, with its counts; None otherwise. What the interval gained was inserted, the upsert's
+    other changes were updates."""
     if in_interval is None or any(_has_null(batch, batch.index(k)) for k in spec.unique_key):
         return None
     if not engine.can_upsert(spec.table, spec.unique_key):

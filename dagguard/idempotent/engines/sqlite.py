@@ -182,7 +182,8 @@ class SqliteEngine(Engine):
         self.connection.executemany(f"INSERT INTO {staging} ({cols}) VALUES ({marks})", self._bound_rows(batch))
 
     def can_upsert(self, table: TableName, key: tuple[str, ...]) -> bool:
-        return unique_on(self.connection, table, key)
+        # INSERT ... AS alias ... ON CONFLICT arrived in SQLite 3.24.
+        return self.version >= (3, 24) and unique_on(self.connection, table, key)
 
     def upsert(self, table: TableName, batch: AnyBatch, key: tuple[str, ...], time_column: str,
                in_interval: IntervalTest) -> tuple[int, str]:
