@@ -6,7 +6,8 @@ the benchmark writes another interval of ``--rows`` rows (2026-01-02) into it:
 * ``plain``: the best plain append path of that engine for the same input (SQLite
   ``executemany``, DuckDB ``INSERT ... SELECT`` from the Arrow table, PostgreSQL ``COPY``),
   in one transaction; on Delta Lake (``--engines delta``) the hand-written interval write,
-  ``write_deltalake(table, rows, mode="overwrite", predicate=<the interval>)``, one commit. Every ratio is a time divided by this one, measured in the same run.
+  ``write_deltalake(table, rows, mode="overwrite", predicate=<the interval>)``, one commit. The
+  ``x plain`` ratios (every ratio on the lake engines) divide by this one, measured in the same run.
 * on SQLite, DuckDB and PostgreSQL, each strategy's hand-written equivalent (issue 24's
   floor, the statements a competent engineer writes for the same Arrow table, in one
   transaction): replace = ``DELETE`` of the interval + the plain bulk load; overwrite_partition
