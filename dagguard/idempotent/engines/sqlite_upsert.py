@@ -24,7 +24,7 @@ from operator import add
 from typing import Any, Iterable
 
 from dagguard.idempotent.identifiers import TableName, quote_identifier
-from dagguard.idempotent.strategies import T, IntervalTest
+from dagguard.idempotent.strategies import IntervalTest, T
 
 # The function the DO UPDATE calls for a conflicting row outside the interval.
 ELSEWHERE = "dagguard_key_elsewhere"
