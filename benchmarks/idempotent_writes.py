@@ -636,8 +636,10 @@ def benchmark_engine(rig: EngineRig, inputs: Inputs, runs: int, strategies: tupl
     # Issue 24's floor: each strategy and scenario over its own hand-written equivalent.
     to_hand = {label: best[label] / best[HAND + label] for label in best if HAND + label in best}
     result = {"engine": rig.name, "notes": rig.notes, "best_seconds": best, "ratios": ratios,
-              "ratios_to_hand": to_hand, "all_seconds": times, "all_cpu_seconds": cpu}
-    if rig.name in ("sqlite", "duckdb"):  # (PostgreSQL's work is in its server's processes)
+              "all_seconds": times, "all_cpu_seconds": cpu}
+    if rig.hand:  # (Delta's `plain` is its hand-written write: it keeps the bare rewrite)
+        result["ratios_to_hand"] = to_hand
+    if rig.hand and rig.name in ("sqlite", "duckdb"):  # (PostgreSQL's work is in its server's processes)
         best_cpu = {label: min(values) for label, values in cpu.items()}
         result["best_cpu_seconds"] = best_cpu
         result["cpu_ratios_to_hand"] = {label: best_cpu[label] / best_cpu[HAND + label]

@@ -114,3 +114,15 @@ def test_the_hand_written_equivalents_write_the_interval(bench, tmp_path, engine
     bench.check_written(conn, inputs, changed=False)
     hand(conn, inputs.changed, "arrow", strategy)
     bench.check_written(conn, inputs, changed=True)
+
+
+def test_delta_keeps_the_bare_rewrite_and_no_hand_ratios(bench, tmp_path, monkeypatch):
+    # Delta's plain write is already its hand-written interval write: no hand cases, and the
+    # table keeps the bare rewrite's line.
+    pytest.importorskip("deltalake")
+    (result,) = run(bench, tmp_path, monkeypatch, "--engines", "delta")
+    assert "skipped" not in result, result.get("skipped")
+    assert set(result["best_seconds"]) == expected_labels(bench)
+    assert "ratios_to_hand" not in result
+    table = bench.format_table([result], bench.STRATEGIES)
+    assert "bare rewrite" in table and "no hand" not in table
