@@ -433,6 +433,10 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
     # A merge into an empty interval inserts every row: straight into the target, like
     # replace, without a staging copy (PostgreSQL, 1M rows: 0.47 s of a 2.15 s write).
     direct = not loaded and (spec.strategy != "merge" or in_scope == 0)
+    if spec.strategy == "merge" and len(batch) and not (direct or loaded or in_place or spec.delete_missing):
+        upserted = _upsert(engine, spec, batch, in_interval, scope, observer)
+        if upserted is not None:
+            return _finish(engine, spec, batch, interval, checksum, run, upserted, partition_key)
     if len(batch) and direct:
         staging = spec.table.quoted  # rows go straight into the target, after any DELETE
     elif in_place:
@@ -499,6 +503,23 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
     elif in_place:
         engine.drop_staging(in_place)
     return _finish(engine, spec, batch, interval, checksum, run, counts, partition_key)
+
+
+def _upsert(engine: Engine, spec: WriteSpec, batch: AnyBatch, in_interval: strategies.IntervalTest | None,
+            scope: tuple[str, tuple[Any, ...]], observer: StatementObserver | None) -> dict[str, int] | None:
+    """The merge as the engine's one-pass upsert where it has one (SQLite) and no batch key is
+    NULL, with its counts; None otherwise. What the interval gained was inserted, the upsert's
+    other changes were updates."""
+    if in_interval is None or any(_has_null(batch, batch.index(k)) for k in spec.unique_key):
+        return None
+    if not engine.can_upsert(spec.table, spec.unique_key):
+        return None
+    before = _rows_in_scope(engine, spec, scope, exact=True)
+    changes, sql = engine.upsert(spec.table, batch, spec.unique_key, spec.time_column, in_interval)
+    if observer:
+        observer(0, sql)
+    inserted = _rows_in_scope(engine, spec, scope, exact=True) - before
+    return {"deleted": 0, "inserted": inserted, "updated": changes - inserted}
 
 
 def _rows_in_scope_sql(spec: WriteSpec, scope: tuple[str, tuple[Any, ...]], exact: bool) -> str:

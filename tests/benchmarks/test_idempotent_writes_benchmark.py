@@ -38,8 +38,18 @@ def run(bench, tmp_path, monkeypatch, *options: str) -> list[dict]:
     return json.loads(written.read_text())["results"]
 
 
-def expected_labels(bench) -> set[str]:
-    return {case.label for case in bench.cases(bench.STRATEGIES)}
+def expected_labels(bench, hand=None) -> set[str]:
+    return {case.label for case in bench.cases(bench.STRATEGIES, hand)}
+
+
+def assert_measured_against_hand(bench, result, hand) -> None:
+    """Every case ran, and every strategy and scenario written by hand has its ratio."""
+    assert "skipped" not in result, result.get("skipped")
+    assert set(result["best_seconds"]) == expected_labels(bench, hand)
+    assert all(seconds > 0 for seconds in result["best_seconds"].values())
+    assert set(result["ratios_to_hand"]) == {f"{s}/{sc}" for s in hand for sc in bench.SCENARIOS}
+    for label, ratio in result["ratios_to_hand"].items():
+        assert ratio == result["best_seconds"][label] / result["best_seconds"][bench.HAND + label]
 
 
 @pytest.mark.parametrize("form", ["arrow", "tuples"])
@@ -47,9 +57,7 @@ def test_every_case_runs_on_the_embedded_engines(bench, tmp_path, monkeypatch, f
     results = run(bench, tmp_path, monkeypatch, "--engines", "sqlite", "duckdb", "--input", form)
     assert [r["engine"] for r in results] == ["sqlite", "duckdb"]
     for result in results:
-        assert "skipped" not in result, result.get("skipped")
-        assert set(result["best_seconds"]) == expected_labels(bench)
-        assert all(seconds > 0 for seconds in result["best_seconds"].values())
+        assert_measured_against_hand(bench, result, bench.STRATEGIES)
 
 
 @pytest.mark.postgres
@@ -61,8 +69,7 @@ def test_every_case_runs_on_postgres_with_the_table_options(bench, tmp_path, mon
     results = run(bench, tmp_path, monkeypatch, "--engines", "postgres", "--key-index", "plain",
                   "--pg-fillfactor", "50", "--pg-setting", "work_mem=8MB")
     (result,) = results
-    assert "skipped" not in result, result.get("skipped")
-    assert set(result["best_seconds"]) == expected_labels(bench)
+    assert_measured_against_hand(bench, result, bench.STRATEGIES)
     assert {"plain key index", "fillfactor 50", "work_mem=8MB"} <= set(result["notes"])
 
 
@@ -79,3 +86,43 @@ def test_the_check_refuses_an_interval_the_write_left_out(bench):
     # The same number of rows with the unchanged values is not the changed interval.
     with pytest.raises(AssertionError, match="interval 2026-01-02 holds 50 rows summing to"):
         bench.check_written(conn, inputs, changed=True)
+
+
+def test_sqlite_without_a_unique_key_has_no_hand_written_upsert(bench, tmp_path, monkeypatch):
+    # INSERT ... ON CONFLICT (k) needs a unique index on k: merge is measured alone.
+    (result,) = run(bench, tmp_path, monkeypatch, "--engines", "sqlite", "--key-index", "plain")
+    assert_measured_against_hand(bench, result, ("replace", "overwrite_partition"))
+    assert {"merge/first", "merge/unchanged", "merge/changed"} <= set(result["best_seconds"])
+
+
+@pytest.mark.parametrize("strategy", ["replace", "merge", "overwrite_partition"])
+@pytest.mark.parametrize("engine", ["sqlite", "duckdb"])
+def test_the_hand_written_equivalents_write_the_interval(bench, tmp_path, engine, strategy):
+    # Each hand-written statement set, run on a table holding both intervals, leaves the other
+    # interval alone and the target holding exactly the rows given (first, then changed).
+    import duckdb
+
+    inputs = bench.make_inputs(40, "arrow", 1.0)
+    conn = (sqlite3.connect(tmp_path / "t.db", isolation_level=None) if engine == "sqlite"
+            else duckdb.connect(str(tmp_path / "t.duckdb")))
+    for statement in bench.schema(engine):
+        conn.execute(statement)
+    hand = bench.hand_sqlite if engine == "sqlite" else bench.hand_duckdb
+    bench.plain_sqlite(conn, inputs.other, "arrow") if engine == "sqlite" else bench.plain_duckdb(
+        conn, inputs.other, "arrow")
+    hand(conn, inputs.target, "arrow", strategy)
+    bench.check_written(conn, inputs, changed=False)
+    hand(conn, inputs.changed, "arrow", strategy)
+    bench.check_written(conn, inputs, changed=True)
+
+
+def test_delta_keeps_the_bare_rewrite_and_no_hand_ratios(bench, tmp_path, monkeypatch):
+    # Delta's plain write is already its hand-written interval write: no hand cases, and the
+    # table keeps the bare rewrite's line.
+    pytest.importorskip("deltalake")
+    (result,) = run(bench, tmp_path, monkeypatch, "--engines", "delta")
+    assert "skipped" not in result, result.get("skipped")
+    assert set(result["best_seconds"]) == expected_labels(bench)
+    assert "ratios_to_hand" not in result
+    table = bench.format_table([result], bench.STRATEGIES)
+    assert "bare rewrite" in table and "no hand" not in table

@@ -206,3 +206,20 @@ def test_a_stale_read_is_never_committed(db, strategy):
         assert db.rows() == [(1, at(1, 1), "w1"), (2, at(1, 2), "w2")]
     else:
         assert db.rows() in ([(1, at(1, 1), "w1")], [(2, at(1, 2), "w2")])
+
+
+def test_duckdb_lock_row_is_inserted_once_then_updated(tmp_path):
+    # The interval's lock row is inserted by its first write and updated by the later ones (an
+    # UPDATE, then the upsert only where it found no row): one row per interval, counting writes.
+    import duckdb
+
+    from dagguard.idempotent.engines.duckdb import LOCK_TABLE
+
+    conn = duckdb.connect(str(tmp_path / "lock.duckdb"))
+    conn.execute("CREATE TABLE events (k BIGINT, ts TIMESTAMPTZ, v VARCHAR)")
+    for value in ("a", "b", "c"):
+        write_interval(conn, "events", [{"k": 1, "ts": at(1, 1), "v": value}], DAY1, time_column="ts")
+    write_interval(conn, "events", [{"k": 2, "ts": at(2, 1), "v": "d"}], DAY2, time_column="ts")
+    rows = conn.execute(f"SELECT lock_key, writes FROM {LOCK_TABLE} ORDER BY lock_key").fetchall()
+    assert [writes for _, writes in rows] == [3, 1]
+    assert conn.execute("SELECT v FROM events ORDER BY k").fetchall() == [("c",), ("d",)]

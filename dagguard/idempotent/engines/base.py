@@ -173,6 +173,18 @@ class Engine(ABC):
         (name: declared type); None elsewhere (the batch is then staged and fingerprinted)."""
         return None
 
+    def can_upsert(self, table: TableName, key: tuple[str, ...]) -> bool:
+        """True where a merge on `key` can be one upsert from the batch (upsert()): the target
+        has a unique index on exactly the key. False by default."""
+        return False
+
+    def upsert(self, table: TableName, batch: AnyBatch, key: tuple[str, ...], time_column: str,
+               in_interval: IntervalTest) -> tuple[int, str]:
+        """Merge the batch into the interval (`in_interval`, given the target's qualified time
+        column) in one pass where can_upsert(): (rows changed, the SQL), failing on a key held
+        outside the interval."""
+        raise NotImplementedError
+
     def size_joins(self, rows: int) -> None:
         """Give this transaction's joins against a batch of `rows` rows the memory they need
         (PostgreSQL); a no-op where the engine sizes its joins itself (the default)."""

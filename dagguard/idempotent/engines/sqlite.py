@@ -18,6 +18,7 @@ from dagguard.idempotent.checksum import arrow_checksum
 from dagguard.idempotent.batch import AnyBatch
 from dagguard.idempotent.engines.base import Engine
 from dagguard.idempotent.engines.sqlite_times import day_interval, exact_test, survey_sql, text_range
+from dagguard.idempotent.engines.sqlite_upsert import run_upsert, unique_on, upsert_sql
 from dagguard.idempotent.errors import IdempotentWriteError, IntervalViolationError
 from dagguard.idempotent.identifiers import TableName, quote_identifier
 from dagguard.idempotent.strategies import IntervalTest, equal_to, in_range, staging_row_column
@@ -178,10 +179,21 @@ class SqliteEngine(Engine):
     def load_staging(self, staging: str, batch: AnyBatch) -> None:
         marks = ", ".join("?" for _ in batch.columns)
         cols = ", ".join(quote_identifier(c) for c in batch.columns)
+        self.connection.executemany(f"INSERT INTO {staging} ({cols}) VALUES ({marks})", self._bound_rows(batch))
+
+    def can_upsert(self, table: TableName, key: tuple[str, ...]) -> bool:
+        # INSERT ... AS alias ... ON CONFLICT arrived in SQLite 3.24.
+        return self.version >= (3, 24) and unique_on(self.connection, table, key)
+
+    def upsert(self, table: TableName, batch: AnyBatch, key: tuple[str, ...], time_column: str,
+               in_interval: IntervalTest) -> tuple[int, str]:
+        sql, params = upsert_sql(table, batch.columns, key, time_column, in_interval)
+        return run_upsert(self.connection, sql, self._bound_rows(batch), tuple(self.adapt(p) for p in params)), sql
+
+    def _bound_rows(self, batch: AnyBatch) -> Iterator[tuple[Any, ...]]:
+        """The batch's rows as tuples of what sqlite3 binds."""
         if isinstance(batch, ArrowBatch):
-            columns = sqlite_columns(batch, self.adapt)
-            self.connection.executemany(f"INSERT INTO {staging} ({cols}) VALUES ({marks})", zip(*columns))
-            return
+            return zip(*sqlite_columns(batch, self.adapt))
         # Adapt only the columns that need it: a per-value call is most of the load time.
         # Every row is looked at, by type: a column's first datetime may come late.
         needs = []
@@ -192,10 +204,8 @@ class SqliteEngine(Engine):
             _check_bindable(name, kinds)
         if needs:
             adapt = self.adapt
-            rows = ([adapt(v) if i in needs else v for i, v in enumerate(row)] for row in batch.rows)
-        else:
-            rows = iter(batch.rows)
-        self.connection.executemany(f"INSERT INTO {staging} ({cols}) VALUES ({marks})", rows)
+            return (tuple(adapt(v) if i in needs else v for i, v in enumerate(row)) for row in batch.rows)
+        return iter(batch.rows)
 
     def ledger_types(self) -> tuple[str, str, str]:
         return "TEXT", "INTEGER", "TEXT"
