@@ -2,9 +2,9 @@
 what a report names (SARIF's rule list) and `dagguard rules` lists. A run whose results all come
 from the cache needs it, and importing the rules would import libcst (~0.4 s).
 
-Generated from the rule classes, which stay the one place to edit; regenerate with
-`PYTHONPATH=$PWD python tests/rules/test_rule_info.py --write` (tests/rules/test_rule_info.py
-fails when this file and the classes differ).
+The rows of RULE_INFO are generated from the rule classes, which stay the one place to edit;
+regenerate them with `PYTHONPATH=$PWD python tests/rules/test_rule_info.py --write`
+(tests/rules/test_rule_info.py fails when this file and the classes differ).
 """
 
 from __future__ import annotations

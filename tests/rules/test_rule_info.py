@@ -1,6 +1,6 @@
 """dagguard/rule_info.py, every rule's metadata without the rules, is what the rule classes say.
 
-The file is generated from the classes; when a rule's name, severity, fixability or summary
+The table in it is generated from the classes; when a rule's name, severity, fixability or summary
 changes, or a rule is added, regenerate it:
 
     PYTHONPATH=$PWD python tests/rules/test_rule_info.py --write
@@ -15,40 +15,20 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 RULE_INFO_FILE = REPO / "dagguard" / "rule_info.py"
 
-HEADER = '''"""Every rule's code, name, severity, fixability and summary, in code order, without the rules:
-what a report names (SARIF's rule list) and `dagguard rules` lists. A run whose results all come
-from the cache needs it, and importing the rules would import libcst (~0.4 s).
-
-Generated from the rule classes, which stay the one place to edit; regenerate with
-`PYTHONPATH=$PWD python tests/rules/test_rule_info.py --write` (tests/rules/test_rule_info.py
-fails when this file and the classes differ).
-"""
-
-from __future__ import annotations
-
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class RuleInfo:
-    code: str
-    name: str
-    severity: str    # "error" or "warning"
-    fixable: bool    # some of its findings carry a fix
-    summary: str
-
-
-RULE_INFO: tuple[RuleInfo, ...] = (
-'''
+# Everything up to this line of rule_info.py is written by hand (its docstring, RuleInfo); the
+# rows after it are generated.
+TABLE_START = "RULE_INFO: tuple[RuleInfo, ...] = (\n"
 
 
 def rendered() -> str:
-    """The text rule_info.py must hold, from the rule classes."""
+    """The text rule_info.py must hold: its hand-written head, then a row per rule class."""
     from dagguard.rules import ALL_RULES
 
+    text = RULE_INFO_FILE.read_text(encoding="utf-8")
+    head = text[:text.index(TABLE_START) + len(TABLE_START)]
     rows = "".join(f"    RuleInfo({r.code!r}, {r.name!r}, {r.severity!r}, {bool(r.fixable)!r},\n"
                    f"             {r.summary!r}),\n" for r in ALL_RULES)
-    return HEADER + rows + ")\n"
+    return head + rows + ")\n"
 
 
 def test_rule_info_is_what_the_rule_classes_say() -> None:
