@@ -265,7 +265,7 @@ def dags(
 @app.command("rules", cls=RuffStyleCommand)
 def list_rules() -> None:
     """List every rule: code, name, severity, whether it can be fixed, summary."""
-    from dagguard.rules import ALL_RULES
+    from dagguard.rule_info import RULE_INFO
 
     if _use_color():
         from rich.console import Console
@@ -278,11 +278,11 @@ def list_rules() -> None:
         for header in ("code", "name", "severity", "fix"):
             table.add_column(header, no_wrap=True)
         table.add_column("summary", ratio=1, overflow="fold")
-        for rule in ALL_RULES:
+        for rule in RULE_INFO:
             table.add_row(rule.code, rule.name, rule.severity, "yes" if rule.fixable else "", rule.summary)
         Console().print(table)
         return
-    for rule in ALL_RULES:
+    for rule in RULE_INFO:
         fixable = "fixable" if rule.fixable else "-"
         typer.echo(f"{rule.code}\t{rule.name}\t{rule.severity}\t{fixable}\t{rule.summary}")
 
@@ -290,11 +290,11 @@ def list_rules() -> None:
 @app.command("rule", cls=RuffStyleCommand)
 def show_rule(code: str = typer.Argument(..., metavar="CODE", help="A rule code, e.g. DG101, or its name")) -> None:
     """Print a rule's page: what it flags, why, bad and good examples, how to fix."""
-    from dagguard.rules import ALL_RULES
+    from dagguard.rule_info import RULE_INFO
     from dagguard.rules.pages import labelled_for_terminal, page_text
 
     wanted = code.strip()
-    rule = next((r for r in ALL_RULES if wanted.upper() == r.code or wanted == r.name), None)
+    rule = next((r for r in RULE_INFO if wanted.upper() == r.code or wanted == r.name), None)
     if rule is None:
         raise fail(f"no rule {wanted!r}; `dagguard rules` lists them")
     text = page_text(rule.code)

@@ -103,6 +103,7 @@ class ResultCache:
         self._cwd = os.getcwd()
         self._digests: dict[str, str] = {}   # project module -> content hash, once per run
         self._present: dict[str, bool] = {}   # a file a result depends on being absent -> is it there now
+        self._folders: dict[str, bool] = {}   # a folder of such files -> is it a directory now
         self._paths: dict[str, Path] = {}     # the modules' paths, made once: files share them
         self._ready = False
         self.problem: Optional[str] = None   # why entries could not be written, if they could not
@@ -152,7 +153,19 @@ class ResultCache:
     def _exists(self, module: str) -> bool:
         known = self._present.get(module)
         if known is None:
-            known = self._present[module] = os.path.isfile(module)
+            folder = os.path.dirname(module)
+            known = self._present[module] = self._folder_exists(folder) and os.path.isfile(module)
+        return known
+
+    def _folder_exists(self, folder: str) -> bool:
+        """Is `folder` a directory? Asked of its parent first: the files a result depends on being
+        absent are mostly under folders that do not exist either (`<root>/pandas/...` for every
+        root), and one answer about `<root>/pandas` spares a stat of each file below it."""
+        known = self._folders.get(folder)
+        if known is None:
+            parent = os.path.dirname(folder)
+            known = (parent in ("", folder) or self._folder_exists(parent)) and os.path.isdir(folder)
+            self._folders[folder] = known
         return known
 
     def _name(self, path: Path) -> str:

@@ -221,7 +221,7 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     imports_airflow = _imports_airflow(model.scope) and not _extends_airflow(module, model.scope)
     # Only a file that imports airflow and shows no DAG is asked why: a walk of a few files.
     reason = unseen_reason(module, model.scope, text, path) if imports_airflow and not model.dags else None
-    imports = imported_modules(module, path)
+    imports = imported_modules(module, path, checked.tree if checked is not None else None)
     return FileResult(path, tuple(findings), sites, len(model.dags), frozenset(flagged_dags), noqa, tuple(errors),
                       imports_airflow=imports_airflow,
                       dags=summaries, depends_on=depends_on,

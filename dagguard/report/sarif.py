@@ -8,7 +8,7 @@ from urllib.parse import quote
 
 from dagguard import __version__
 from dagguard.engine.results import CheckResult
-from dagguard.rules import ALL_RULES
+from dagguard.rule_info import RULE_INFO   # not the rules: a cached run need not import libcst
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -30,9 +30,9 @@ def format_sarif(result: CheckResult, color: bool) -> str:
             "shortDescription": {"text": rule.summary},
             "defaultConfiguration": {"level": "error" if rule.severity == "error" else "warning"},
         }
-        for rule in ALL_RULES
+        for rule in RULE_INFO
     ]
-    index = {rule.code: i for i, rule in enumerate(ALL_RULES)}
+    index = {rule.code: i for i, rule in enumerate(RULE_INFO)}
     results = [
         {
             "ruleId": f.code,

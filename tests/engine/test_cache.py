@@ -127,7 +127,9 @@ def test_defining_a_factory_a_caller_already_imports_rechecks_the_caller(tmp_pat
     assert after == _check([repo / "dags"], None)
 
 
-@pytest.mark.parametrize("created", ["dags/helpers.py", "dags/helpers/__init__.py", "dags/lib/helpers.py"])
+@pytest.mark.parametrize("created", ["dags/helpers.py", "dags/helpers/__init__.py", "dags/lib/helpers.py",
+                                     # two folders that did not exist either (the cache asks folders first)
+                                     "dags/lib/deep/er/helpers.py"])
 def test_creating_a_module_a_caller_already_imports_rechecks_the_caller(tmp_path: Path, parses: list[int],
                                                                         created: str) -> None:
     # Issue 25 (known since 2026-12-02): the imported module did not exist when the caller's
@@ -135,7 +137,7 @@ def test_creating_a_module_a_caller_already_imports_rechecks_the_caller(tmp_path
     repo = tmp_path / "repo"
     (repo / "dags" / "lib").mkdir(parents=True)
     (repo / "dags" / "lib" / "__init__.py").write_text("")
-    name = "lib.helpers" if created.startswith("dags/lib/") else "helpers"
+    name = created.removeprefix("dags/").removesuffix(".py").removesuffix("/__init__").replace("/", ".")
     (repo / "dags" / "caller.py").write_text(
         f"from airflow.sdk import DAG\nfrom {name} import make_dag\n\ndag = make_dag('made_hourly')\n")
     before = _check([repo / "dags"], tmp_path / "cache")

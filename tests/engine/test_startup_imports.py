@@ -84,3 +84,20 @@ def test_a_warm_cached_run_imports_no_libcst_nor_any_rule(tmp_path: Path) -> Non
     assert warm_report == cold_report
     assert sorted(m for m in warm if any(m == h or m.startswith(h + ".") for h in CHECKER)) == []
     assert _heavy(warm) == []
+
+
+OUTPUT_FORMATS = ("concise", "full", "json", "json-lines", "junit", "grouped", "github", "gitlab", "sarif", "rdjson")
+
+
+@pytest.mark.parametrize("output_format", OUTPUT_FORMATS)
+def test_a_warm_cached_run_in_every_output_format_imports_no_libcst_nor_any_rule(tmp_path: Path,
+                                                                                 output_format: str) -> None:
+    # Issue 25: SARIF names every rule with its summary and severity; it read them from the rule
+    # classes, so a warm SARIF run imported every rule and libcst (dagguard/rule_info.py now).
+    (tmp_path / "flood.py").write_text(SIMPLE_DAG.replace("catchup=False", "catchup=True"))
+    args = (".", "--now", "2026-12-01T00:00:00Z", "--output-format", output_format)
+    cold_report, cold = _run_probe(*args, cwd=tmp_path)
+    assert "libcst" in cold and "DG101" in cold_report
+    warm_report, warm = _run_probe(*args, cwd=tmp_path)
+    assert warm_report == cold_report
+    assert sorted(m for m in warm if any(m == h or m.startswith(h + ".") for h in CHECKER)) == []

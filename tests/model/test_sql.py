@@ -121,3 +121,36 @@ def test_huge_statements_are_not_parsed():
     sql = "INSERT INTO t VALUES " + ", ".join(["(1, 'x')"] * 30_000)
     (statement,) = parse_sql(sql).statements
     assert statement.tree is None
+
+
+# Each statement is parsed from the whole text's tokens (issue 25's speed work), which must give
+# the tree sqlglot gives the statement alone: comments on the lines around a statement belong to
+# it only in the whole text, so such a statement is tokenized again.
+WHOLE_TEXTS = [
+    "DELETE FROM t WHERE ds = '{{ ds }}';\n-- reload the day\nINSERT INTO t SELECT * FROM s -- all rows\n;",
+    "BEGIN; UPDATE t SET a = 1 /* one */ WHERE b = 2; COMMIT;",
+    "INSERT INTO t (a) VALUES (NOW()); SELECT CURRENT_DATE",
+    "CREATE TABLE x AS SELECT 1 AS a;\n\n  /* note */  TRUNCATE x; MERGE INTO t USING s ON t.id = s.id "
+    "WHEN MATCHED THEN UPDATE SET a = s.a",
+    "SELECT a FROM t WHERE d BETWEEN %(start)s AND %(end)s",
+]
+
+
+@pytest.mark.parametrize("dialect", [None, "postgres", "snowflake"])
+@pytest.mark.parametrize("text", WHOLE_TEXTS)
+def test_each_statement_has_the_tree_sqlglot_gives_it_alone(text, dialect):
+    import sqlglot
+    from sqlglot import exp
+
+    for statement in parse_sql(text, dialect).statements:
+        alone = None
+        for name in dict.fromkeys((None, dialect)):
+            try:
+                alone = sqlglot.parse_one(statement.text, read=name)
+            except sqlglot.errors.ParseError:
+                continue
+            if not isinstance(alone, exp.Command):
+                break
+            alone = None
+        assert repr(statement.tree) == repr(alone)
+        assert (statement.tree.sql() if statement.tree else None) == (alone.sql() if alone else None)

@@ -12,6 +12,7 @@ import libcst as cst
 from dagguard.model.tasks.callable_clock import CLOCK_FUNCTIONS
 from dagguard.model.tasks.callable_sql import SqlCall
 from dagguard.model.tasks.callable_tree import CallableTree, argument
+from dagguard.model.tasks.iceberg_tables import iceberg_table_call
 from dagguard.model.basics.scope import Scope
 from dagguard.model.tasks.scratch_paths import ScratchPaths
 from dagguard.model.basics.tree import child_nodes
@@ -54,6 +55,13 @@ _DELTA_WRITERS = frozenset({"deltalake.write_deltalake", "deltalake.writer.write
 # existing table or path). `df.writeTo(t).append()` is DataFrameWriterV2's append.
 _SPARK_SINKS = frozenset({"insertInto", "saveAsTable", "save", "parquet", "csv", "json", "orc", "text"})
 _SPARK_WRITER_STEPS = frozenset({"format", "mode", "option", "options", "partitionBy", "bucketBy", "sortBy"})
+# pyiceberg's Table writes: append(df) adds the rows again on a re-run; overwrite(df,
+# overwrite_filter=...) replaces what the filter selects (the whole table by default),
+# dynamic_partition_overwrite(df) the partitions df touches, upsert(df) matches on keys.
+_ICEBERG_WRITES = frozenset({"append", "overwrite", "dynamic_partition_overwrite", "upsert"})
+# What empties rows of an Iceberg table: before an append in the same callable, it may be the
+# interval's rows (as a DELETE before an INSERT), so the append is not judged.
+_ICEBERG_CLEARS = frozenset({"delete", "overwrite"})
 # SQLAlchemy's insert() constructs, and a Table's .insert() method.
 SQLALCHEMY_INSERT = frozenset({
     "sqlalchemy.insert", "sqlalchemy.sql.insert", "sqlalchemy.sql.expression.insert",
@@ -122,6 +130,10 @@ class WriteFinder:
             spark = self._spark_write(call, method)
             if spark is not None:
                 return spark
+        if method in _ICEBERG_WRITES:
+            table = iceberg_table_call(func.value, self.scope)
+            if table is not None:
+                return self._iceberg_write(call, method, table)
         if method == "insert" and not call.args and self._table_call(func.value) is not None:
             return WriteCall(call, "SQLAlchemy insert()", self._upserted(call), table=self._table_of(func.value))
         if method in _FILE_WRITERS:
@@ -171,6 +183,16 @@ class WriteFinder:
         mode = self.tree.evaluator.value(mode_arg.value) if mode_arg is not None else "error"
         what = f"write_deltalake(..., mode={mode!r})" if isinstance(mode, str) else "write_deltalake()"
         return WriteCall(call, what, mode != "append", table=self._table_argument(call, ("table_or_uri",)))
+
+    def _iceberg_write(self, call: cst.Call, method: str, table: cst.Call) -> WriteCall:
+        """`tbl.append(df)` on a table a pyiceberg catalog loaded: an append, unless the callable
+        also deletes or overwrites rows of an Iceberg table (maybe the interval's, first)."""
+        appends = method == "append" and not any(
+            isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in _ICEBERG_CLEARS and iceberg_table_call(node.func.value, self.scope)
+            for node in self.tree.nodes)
+        return WriteCall(call, f"Iceberg's Table.{method}()", not appends,
+                         table=self._table_argument(table, ("identifier",)))
 
     def _spark_write(self, call: cst.Call, method: str) -> Optional[WriteCall]:
         """`df.write[.mode(m)...].insertInto(t)` and the other DataFrameWriter sinks, or
