@@ -46,7 +46,7 @@ class TaskModel:
     parse_time: bool = True
     # A @task function another project module defines: the task's body is read there, and only
     # by what asks for it (callable stays None, so a rule reading callables sees no other tree).
-    imported: Optional["ImportedFunction"] = None
+    imported: Optional[ImportedFunction] = None
 
     @property
     def label(self) -> str:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+import libcst as cst
+
 from dagguard.model.basics.scope import function_scope
 from dagguard.model.dags.models import FileModel, TaskModel
 from dagguard.model.project.origins import Elsewhere, elsewhere
@@ -27,9 +29,9 @@ class ImportedCallable:
     facts: CallableFacts
     home: Elsewhere                  # the FunctionDef, its module's path and tree
 
-    def at(self, node: object) -> Elsewhere:
+    def at(self, node: cst.CSTNode) -> Elsewhere:
         """A node of the function's body, placed in its module (for a finding's message)."""
-        return Elsewhere(node, self.home.path, self.home.module)  # type: ignore[arg-type]
+        return Elsewhere(node, self.home.path, self.home.module)
 
 
 def imported_callable(file: FileModel, task: TaskModel) -> Optional[ImportedCallable]:
