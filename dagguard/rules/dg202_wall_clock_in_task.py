@@ -6,6 +6,7 @@ from typing import Iterable
 
 from dagguard.model.dags.models import FileModel
 from dagguard.model.project.origins import made_at
+from dagguard.model.tasks.imported_callables import imported_callable
 from dagguard.model.tasks.python_tasks import call_name
 from dagguard.model.tasks.task_io import file_task_ios, runs_on_a_clock
 from dagguard.rules.base import MADE_AT, Report, Rule, RuleContext
@@ -40,6 +41,21 @@ class WallClockInTask(Rule):
                                 "uses the time it runs at, not the interval's",
                         help=PYTHON_HELP,
                     )
+            imported = imported_callable(file, io.task)
+            if imported is not None and imported.facts.clock_reads and id(io.task.node) not in seen:
+                # The body is another module's, which has no DAG to judge it by: one finding per
+                # call bringing it into this DAG, naming where the body reads the clock.
+                seen.add(id(io.task.node))
+                first, *others = imported.facts.clock_reads
+                reads = [f"{first.name} ({MADE_AT})"] + [
+                    f"{read.name} ({context.place_of(imported.home.path, imported.home.module, read.node)})"
+                    for read in others]
+                yield Report(
+                    node=io.task.node,
+                    message=f"{io.label} calls {_listed(reads)} in its body; a re-run or backfill of an old "
+                            "interval uses the time it runs at, not the interval's",
+                    help=PYTHON_HELP, made_at=imported.at(first.node),
+                )
             for argument, call in io.parse_time_clock:
                 if id(call) in seen:
                     continue

@@ -26,7 +26,7 @@ from dagguard.model.basics.tree import branch_nodes, child_nodes
 from dagguard.model.basics.values import Evaluator, decorator_target, is_task_decorator
 
 
-from dagguard.model.dags.models import (DagModel, FileModel, OperatorMethod,
+from dagguard.model.dags.models import (DagModel, FileModel, ImportedFunction, OperatorMethod,
                                           ParseTimeCall, TaskModel)
 
 
@@ -316,10 +316,12 @@ class _Builder:
         else:
             task_id = task_id_arg.value if isinstance(task_id_arg.value, str) else None
         if taskflow.imported:
-            # Its body and decorator belong to its own module, which reports them there.
+            # Its decorator belongs to its own module, which reports it there; its body is read
+            # for the DAG calling it only where a rule asks (DG202's clock reads).
             return TaskModel(task_id=task_id, kind="taskflow", operator=taskflow.operator, node=call, args=args,
                              callable=None, callable_scope=None, group_id=ctx.group, scope=ctx.scope,
-                             nesting=ctx.nesting)
+                             nesting=ctx.nesting, imported=None if taskflow.scope is None
+                             else ImportedFunction(function, taskflow.scope))
         return TaskModel(task_id=task_id, kind="taskflow", operator=taskflow.operator,
                          node=call, args=args, callable=function,
                          callable_scope=function_scope(function, ctx.scope), group_id=ctx.group,

@@ -17,6 +17,14 @@ from dagguard.model.basics.scope import Scope
 
 
 @dataclass(frozen=True)
+class ImportedFunction:
+    """A @task function of another project module that a DAG of this file calls."""
+
+    function: cst.FunctionDef
+    scope: Scope                     # the scope it is defined in, of its own module
+
+
+@dataclass(frozen=True)
 class TaskModel:
     """One task of a DAG: an operator instantiation or a TaskFlow call site."""
 
@@ -36,6 +44,9 @@ class TaskModel:
     # Are its arguments evaluated when the file is parsed? (Not inside a function's body, unless
     # an @dag function's.) Read for tasks outside any DAG of the file.
     parse_time: bool = True
+    # A @task function another project module defines: the task's body is read there, and only
+    # by what asks for it (callable stays None, so a rule reading callables sees no other tree).
+    imported: Optional[ImportedFunction] = None
 
     @property
     def label(self) -> str:

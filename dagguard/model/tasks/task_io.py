@@ -307,12 +307,13 @@ def _keyed_upstream(file: FileModel, producer: TaskModel, path: Path) -> bool:
         building.discard(id(producer))
 
 
-def explicit_parameters(task: TaskModel) -> frozenset[str]:
+def explicit_parameters(task: TaskModel, function: Optional[cst.FunctionDef] = None) -> frozenset[str]:
     """Callable parameters the task passes itself (so they are not context lookups): a TaskFlow
     call's arguments, a PythonOperator's op_kwargs keys and op_args, positional ones binding
     to the first parameters in order. Arguments of unknown number (`*args`, `**kwargs`, an
-    op_args that is not static) may fill any parameter."""
-    function = task.callable
+    op_args that is not static) may fill any parameter. `function`: the task's callable when
+    not `task.callable` (an imported @task function's)."""
+    function = function if function is not None else task.callable
     positional_names = ([p.name.value for p in (*function.params.posonly_params, *function.params.params)]
                         if function is not None else [])
     every_name = positional_names + ([p.name.value for p in function.params.kwonly_params]
