@@ -58,7 +58,7 @@ def _write(db, rows, strategy, **options):
 @pytest.fixture
 def python_rows(monkeypatch):
     """Keep Python rows on the row path (write_interval would otherwise convert them to Arrow)."""
-    monkeypatch.setattr("dagguard.idempotent.write.rows_to_arrow", lambda batch: None)
+    monkeypatch.setattr("dagguard.idempotent.write_prepare.rows_to_arrow", lambda batch: None)
 
 
 @pytest.mark.parametrize("strategy", ["replace", "merge", "overwrite_partition"])

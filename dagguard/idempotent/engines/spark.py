@@ -110,7 +110,7 @@ class SparkEngine:
         from pyspark import StorageLevel
 
         from dagguard.idempotent.engines import spark_checks, spark_write
-        from dagguard.idempotent.write import _check_target
+        from dagguard.idempotent.write_spec import _check_target
 
         name = str(spec.table)
         described = self._describe(spec.table)
@@ -124,7 +124,7 @@ class SparkEngine:
             # Spark resolves `ts` to a column created as `TS` (spark.sql.caseSensitive is off by
             # default), and so does dagguard: each name spelled as the table spells it.
             from dagguard.idempotent.batch import Batch
-            from dagguard.idempotent.write import _spelled_as_target
+            from dagguard.idempotent.write_prepare import _spelled_as_target
 
             spec, _ = _spelled_as_target(spec, Batch((), ()), target)
             if frame is not None:
@@ -190,7 +190,7 @@ class SparkEngine:
         counts = (mine[0], plan.inserted, plan.updated, plan.deleted)
         spark_ledger.append_row(spark, spec.table.parts[:-1], run, str(spec.table), interval.start, interval.end,
                                 spec.strategy, counts, checksum)
-        from dagguard.idempotent.write import WriteResult
+        from dagguard.idempotent.write_spec import WriteResult
 
         return WriteResult(
             table=str(spec.table), interval_start=interval.start.isoformat(),
@@ -250,11 +250,12 @@ class SparkEngine:
 
         from dagguard.idempotent.engines.delta_write import table_rows
         from dagguard.idempotent.precision import check_precision
-        from dagguard.idempotent.write import _check_target, prepare_batch
+        from dagguard.idempotent.write_prepare import prepare_batch
+        from dagguard.idempotent.write_spec import _check_target
 
         batch = prepare_batch(spec, rows, columns, interval)
         if self._case_insensitive():
-            from dagguard.idempotent.write import _spelled_as_target
+            from dagguard.idempotent.write_prepare import _spelled_as_target
 
             spec, batch = _spelled_as_target(spec, batch, target)
         _check_target(self, spec, batch, target)
@@ -263,7 +264,7 @@ class SparkEngine:
         schema = self.connection.table(self.quoted(spec.table)).schema
         fields = [field for field in schema.fields if field.name in batch.columns]
         if len(batch) and spec.partition_column in batch.columns and target[spec.partition_column] == "date":
-            from dagguard.idempotent.write import _constant
+            from dagguard.idempotent.write_prepare import _constant
 
             batch = _constant(batch, spec.partition_column, interval.partition_key)
         arrow_schema = pa.schema([pa.field(f.name, to_arrow_type(f.dataType, timezone="UTC"), nullable=True) for f in fields])
