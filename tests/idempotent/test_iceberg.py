@@ -257,3 +257,23 @@ def test_a_rerun_of_a_write_recorded_with_the_older_arrow_checksum_commits_nothi
     assert (again.rows_inserted, again.rows_deleted) == (0, 0) and _snapshots(lake) == before
     changed = write_interval(lake.url, "events", _arrow_rows([(1, "a"), (2, "x")]), DAY1, time_column="ts")
     assert (changed.rows_inserted, changed.rows_deleted) == (2, 2) and _snapshots(lake) > before
+
+
+def test_the_rows_replaced_are_counted_from_metadata_or_from_the_files_the_interval_cuts(lake):
+    """A file wholly inside the interval is counted from its metadata, one that straddles it (here
+    two days appended in one file) by reading its time column."""
+    import pyarrow as pa
+
+    lake.create("events", "k INTEGER, ts TIMESTAMPTZ, ds DATE, v TEXT")
+    catalog = lake.connect()
+    table = catalog.load_table(lake.identifier("events"))
+    both = pa.table({"k": pa.array([1, 2, 3], pa.int64()),
+                     "ts": pa.array([at(1, 1), at(1, 2), at(2, 3)], pa.timestamp("us", tz="UTC")),
+                     "ds": pa.array([None, None, None], pa.date32()), "v": ["a", "b", "c"]})
+    table.append(both.cast(table.schema().as_arrow()))
+    catalog.close()
+    straddled = write_interval(lake.url, "events", _arrow_rows([(5, "x")]), DAY1, time_column="ts")
+    assert (straddled.rows_inserted, straddled.rows_deleted) == (1, 2)
+    inside = write_interval(lake.url, "events", _arrow_rows([(6, "y"), (7, "z")]), DAY1, time_column="ts")
+    assert (inside.rows_inserted, inside.rows_deleted) == (2, 1)
+    assert sorted(lake.rows("events", "v")) == [("c",), ("y",), ("z",)]

@@ -152,7 +152,8 @@ class IcebergEngine:
                 return (0, 0, 0), checksum
             new_rows, counts = plan.rows, (plan.inserted, plan.updated, plan.deleted)
         else:
-            stored = scan.count()
+            stored = _count_in_scope(table, scan, scope, spec.partition_column if spec.strategy == "overwrite_partition"
+                                     else spec.time_column)
             if observer:
                 observer(0, f"SCAN {name} WHERE {scope}")
             if not len(rows) and not stored:
@@ -280,6 +281,31 @@ def _still_its_files(table: Any, scan: Any, snapshot: Any) -> bool:
                 added.add(entry.data_file.file_path)
     tasks = list(scan.plan_files())
     return not any(task.delete_files for task in tasks) and {task.file.file_path for task in tasks} == added
+
+
+def _count_in_scope(table: Any, scan: Any, scope: Any, column: str) -> int:
+    """The rows `scope` selects: a file whose column bounds put every row inside it counts its
+    record count from the metadata, only the others are read, and only their scope column.
+    pyiceberg's DataScan.count reads every column of every file the filter cannot settle by
+    partition (0.29 s for the 1M rows of an unpartitioned interval, load 10)."""
+    try:
+        from pyiceberg.expressions import AlwaysTrue
+        from pyiceberg.expressions.visitors import _StrictMetricsEvaluator
+        from pyiceberg.io.pyarrow import ArrowScan
+    except ImportError:  # (a pyiceberg without them: its own count)
+        return scan.count()
+    must_match = _StrictMetricsEvaluator(table.schema(), scope).eval
+    count, unsettled = 0, []
+    for task in scan.plan_files():
+        if not task.delete_files and (task.residual == AlwaysTrue() or must_match(task.file)):
+            count += task.file.record_count
+        else:
+            unsettled.append(task)
+    if unsettled:
+        read = ArrowScan(table_metadata=table.metadata, io=table.io, projected_schema=table.schema().select(column),
+                         row_filter=scope)
+        count += len(read.to_table(unsettled))
+    return count
 
 
 def _fingerprint(batch: AnyBatch, rows: Any) -> tuple[int, int, int] | None:
