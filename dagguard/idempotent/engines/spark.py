@@ -168,14 +168,16 @@ class SparkEngine:
         # Python rows keep the row checksum the other engines give them; a DataFrame (and Arrow
         # or pandas rows) the fingerprint Spark computed.
         checksum = checksum or spark_write.as_checksum(mine, self.version)
+        # The scope's fingerprint counts its rows too: one Spark job for both.
+        theirs = spark_write.fingerprint(current, names) if spec.strategy != "merge" and len(names) == len(target) else None
         if spec.strategy == "merge":
             plan = spark_write.plan_merge(current, typed, spec.unique_key, list(target), spec.delete_missing)
-        elif len(names) == len(target) and spark_write.fingerprint(current, names) == mine:
+        elif theirs == mine:
             plan = spark_write.Plan(None, 0, 0, 0)  # a rerun: the scope holds exactly these rows
         else:
             from pyspark.sql import functions as F
 
-            stored = current.count()
+            stored = theirs[0] if theirs is not None else current.count()
             # Columns the batch lacks are NULL, as replace writes them on the other engines.
             full = typed.select(*[F.col(c) if c in typed.columns else F.lit(None).cast(target[c]).alias(c)
                                   for c in target])
@@ -183,7 +185,12 @@ class SparkEngine:
         if plan.rows is not None or plan.deleted:
             kinds = {column: target[column] for column in partitions}
             new_rows = plan.rows if plan.rows is not None and (spec.strategy == "merge" or mine[0]) else None
-            stale = spark_write.stale_partitions(current, new_rows, kinds)
+            # overwrite_partition of a date or text partition owns one partition, which rows (all
+            # of them checked to carry its value) replace whole: none is left stale, and no Spark
+            # job need list them.
+            one_partition = (spec.strategy == "overwrite_partition" and partitions == [scope_column]
+                             and target[scope_column] != "timestamp")
+            stale = [] if one_partition and new_rows is not None else spark_write.stale_partitions(current, new_rows, kinds)
             if held is not None:
                 held.check()  # still this writer's lock, right before replacing partitions
             spark_write.overwrite_partitions(spark, quoted, new_rows, stale, kinds)
