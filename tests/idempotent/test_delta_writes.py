@@ -401,3 +401,11 @@ def test_a_merge_with_a_null_key_is_left_to_delta_rs_which_matches_null_with_nul
     assert (again.rows_inserted, again.rows_updated) == (0, 1)
     data = deltalake.DeltaTable(str(lake / "events")).to_pyarrow_table().to_pylist()
     assert sorted((row["k"] is None, row["v"]) for row in data) == [(False, "a"), (True, "N")]
+
+
+def test_a_merge_into_an_interval_holding_a_key_twice_updates_both_rows_as_delta_rs_does(lake):
+    deltalake.write_deltalake(str(lake / "events"), _full_rows([(1, "a"), (1, "b"), (2, "c")]), mode="append")
+    merged = write_interval(_url(lake), "events", _full_rows([(1, "X"), (2, "c")]), DAY1, time_column="ts",
+                            strategy="merge", unique_key="k")
+    assert merged.rows_updated == 2
+    assert [(r[0], r[2]) for r in _rows(lake)] == [(1, "X"), (1, "X"), (2, "c")]
