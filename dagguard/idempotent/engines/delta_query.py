@@ -26,7 +26,8 @@ def text_literal(value: str) -> str:
 
 
 def quoted(name: str) -> str:
-    # Names are validated plain identifiers; quoted, because DataFusion folds bare ones to lower case.
+    """A column name as SQL: names are validated plain identifiers, quoted because DataFusion
+    folds bare ones to lower case."""
     return f'"{name}"'
 
 
