@@ -7,7 +7,7 @@ the benchmark writes another interval of ``--rows`` rows (2026-01-02) into it:
   ``executemany``, DuckDB ``INSERT ... SELECT`` from the Arrow table, PostgreSQL ``COPY``),
   in one transaction; on Delta Lake (``--engines delta``) the hand-written interval write,
   ``write_deltalake(table, rows, mode="overwrite", predicate=<the interval>)``, one commit. The
-  ``x plain`` ratios (every ratio on the lake engines) divide by this one, measured in the same run.
+  ``x plain`` ratios divide by this one, measured in the same run.
 * on SQLite, DuckDB and PostgreSQL, each strategy's hand-written equivalent (issue 24's
   floor, the statements a competent engineer writes for the same Arrow table, in one
   transaction): replace = ``DELETE`` of the interval + the plain bulk load; overwrite_partition
@@ -16,7 +16,14 @@ the benchmark writes another interval of ``--rows`` rows (2026-01-02) into it:
   registered Arrow table, PostgreSQL binary ``COPY`` into a temp table + ``MERGE``), each run
   in the same three scenarios as the strategy (an unchanged rerun runs the same statements
   again with the same rows). Each strategy's ``x hand`` ratio divides by its own equivalent.
-  The lake engines keep the ``bare rewrite`` (the plain way, after deleting the interval).
+* on the table formats and Spark (``--engines delta iceberg iceberg-day spark``) the same
+  ``x hand`` ratios, against each library's own hand-written write: replace against one
+  overwrite of the interval by hand, overwrite_partition against one overwrite of the day's
+  partition by hand, merge against the library's own merge by hand (Delta:
+  ``DeltaTable.merge(...).when_matched_update_all().when_not_matched_insert_all()``; Iceberg
+  and Spark, whose merge by hand is the interval's rows merged with the batch and written back
+  in one overwrite). A hand-written task does not know that a rerun is unchanged, so its
+  ``unchanged`` case writes the rows again. Iceberg and Spark have no ``plain`` row.
 * each strategy (replace, merge, overwrite_partition) through ``write_interval``:
   ``first`` (the interval is absent), ``unchanged`` (the interval already holds exactly these
   rows, written earlier by ``write_interval`` so the ledger has its entry, as a rerun finds
@@ -182,34 +189,27 @@ def _sqlite_values(rows: Any, form: str) -> Iterator[tuple[Any, ...]]:
     return ((k, ts.isoformat(" ", "microseconds"), ds.isoformat(), v, a) for k, ts, ds, v, a in rows)
 
 
-def plain_sqlite(conn: sqlite3.Connection, rows: Any, form: str, rewrite: bool = False) -> None:
+def plain_sqlite(conn: sqlite3.Connection, rows: Any, form: str) -> None:
     """executemany in one transaction: SQLite's fastest path from Python."""
     conn.execute("BEGIN")
-    if rewrite:
-        conn.execute(f"DELETE FROM {TABLE} WHERE ts >= ? AND ts < ?",
-                     tuple(t.isoformat(" ", "microseconds") for t in (TARGET.start, TARGET.end)))
     conn.executemany(f"INSERT INTO {TABLE} VALUES (?, ?, ?, ?, ?)", _sqlite_values(rows, form))
     conn.commit()
 
 
-def plain_duckdb(conn: Any, rows: Any, form: str, rewrite: bool = False) -> None:
+def plain_duckdb(conn: Any, rows: Any, form: str) -> None:
     """INSERT ... SELECT from the Arrow table (tuples are turned into one first)."""
     table = rows if form == "arrow" else to_arrow(rows)
     conn.begin()
-    if rewrite:
-        conn.execute(f"DELETE FROM {TABLE} WHERE ts >= ? AND ts < ?", [TARGET.start, TARGET.end])
     conn.register("plain_input", table)
     conn.execute(f"INSERT INTO {TABLE} SELECT * FROM plain_input")
     conn.unregister("plain_input")
     conn.commit()
 
 
-def plain_postgres(conn: Any, rows: Any, form: str, rewrite: bool = False) -> None:
+def plain_postgres(conn: Any, rows: Any, form: str) -> None:
     """COPY: binary from pgpq (CSV from pyarrow without it) for a table, psycopg's write_row
     for tuples."""
     with conn.transaction(), conn.cursor() as cursor:
-        if rewrite:
-            cursor.execute(f"DELETE FROM {TABLE} WHERE ts >= %s AND ts < %s", (TARGET.start, TARGET.end))
         _copy_postgres(cursor, TABLE, rows, form)
 
 
@@ -326,7 +326,7 @@ class EngineRig:
     prepare: Callable[[str, list[Any], Any], None]
     fresh: Callable[[str], Any]  # template name -> open connection to a fresh copy
     discard: Callable[[Any], None]
-    # (connection, rows, input form, rewrite): rewrite deletes the target interval first
+    # (connection, rows, input form): the plain bulk insert of the rows
     plain: Callable[..., None]
     notes: list[str] = field(default_factory=list)
     # (connection, rows, input form, strategy): the strategy written by hand; None: not measured
@@ -421,11 +421,28 @@ def duckdb_rig(workdir: Path, setup: Setup) -> EngineRig:
 _TABLE_NAME = TableName((TABLE,))
 # The Delta table's interval, as the hand-written overwrite names it.
 DELTA_PREDICATE = (f"ts >= '{TARGET.start:%Y-%m-%dT%H:%M:%SZ}' AND ts < '{TARGET.end:%Y-%m-%dT%H:%M:%SZ}'")
+DELTA_PARTITION = f"ds = '{TARGET.start.date().isoformat()}'"
 
 
-def plain_delta(lake: Any, rows: Any, form: str, rewrite: bool = False) -> None:
-    """The hand-written interval write: one predicate overwrite (it deletes what the interval
-    held, so `rewrite` needs nothing more)."""
+def delta_by_hand(lake: Any, rows: Any, form: str, strategy: str) -> None:
+    """Each strategy's hand-written Delta equivalent: a predicate overwrite of the interval or
+    of the day, or delta-rs's own merge on the key, its target side restricted to the interval
+    as a careful task writes it."""
+    from deltalake import DeltaTable, write_deltalake
+
+    data = rows if form == "arrow" else to_arrow(rows)
+    uri = lake.table_uri(_TABLE_NAME)
+    if strategy == "merge":
+        interval = DELTA_PREDICATE.replace("ts ", "t.ts ")
+        (DeltaTable(uri).merge(data, predicate=f"t.k = s.k AND {interval}", source_alias="s", target_alias="t")
+         .when_matched_update_all().when_not_matched_insert_all().execute())
+    else:
+        write_deltalake(uri, data, mode="overwrite",
+                        predicate=DELTA_PREDICATE if strategy == "replace" else DELTA_PARTITION)
+
+
+def plain_delta(lake: Any, rows: Any, form: str) -> None:
+    """The hand-written interval write: one predicate overwrite of the interval."""
     from deltalake import write_deltalake
 
     write_deltalake(lake.table_uri(_TABLE_NAME), rows if form == "arrow" else to_arrow(rows),
@@ -458,8 +475,10 @@ def delta_rig(workdir: Path, setup: Setup) -> EngineRig:
     def discard(handle: Any) -> None:
         shutil.rmtree(handle.path, ignore_errors=True)
 
-    return EngineRig("delta", prepare, fresh, discard, plain_delta, ["against write_deltalake(mode='overwrite', "
-                                                                     "predicate=...) by hand"])
+    return EngineRig("delta", prepare, fresh, discard, plain_delta,
+                     ["by hand: write_deltalake(mode='overwrite', predicate=<interval> / <ds = day>), "
+                      "DeltaTable.merge(predicate='t.k = s.k AND <interval>').when_matched_update_all()"
+                      ".when_not_matched_insert_all()"], hand=delta_by_hand)
 
 
 def _delta_totals(lake: Any) -> list[tuple[Any, int, float]]:
@@ -529,29 +548,39 @@ class Case:
 
     @property
     def label(self) -> str:
-        if self.strategy in ("plain", BARE_REWRITE):
+        if self.strategy == "plain":
             return self.strategy
         return f"{HAND if self.hand else ''}{self.strategy}/{self.scenario}"
-
-
-# Not dagguard: the interval's rows deleted and the changed rows inserted the plain way, in one
-# transaction. What the engine itself charges for rewriting an interval that holds rows.
-BARE_REWRITE = "bare_rewrite"
 
 
 # Labels of the hand-written cases: "hand:replace/first".
 HAND = "hand:"
 
 
-def cases(strategies: tuple[str, ...], hand: tuple[str, ...] | None = None) -> list[Case]:
-    """The baselines first, then every strategy in every scenario. With `hand` (the SQL
-    engines): the plain insert, then each strategy's hand-written equivalent in every scenario
-    (for the strategies in `hand`) beside write_interval's, instead of the one bare rewrite."""
-    ours = [Case(s, sc) for s in strategies for sc in SCENARIOS]
-    if hand is None:
-        return [Case("plain", "first"), Case(BARE_REWRITE, "changed")] + ours
+def cases(strategies: tuple[str, ...], hand: tuple[str, ...]) -> list[Case]:
+    """The plain insert first, then every strategy in every scenario, each after its
+    hand-written equivalent in that scenario (for the strategies in `hand`)."""
     return [Case("plain", "first")] + [c for s in strategies for sc in SCENARIOS
                                        for c in ([Case(s, sc, True)] if s in hand else []) + [Case(s, sc)]]
+
+
+def lake_cases(strategies: tuple[str, ...]) -> list[Case]:
+    """Iceberg and Spark (no plain row): every strategy's hand-written equivalent in every
+    scenario, then the strategies."""
+    return ([Case(s, sc, True) for s in strategies for sc in SCENARIOS]
+            + [Case(s, sc) for s in strategies for sc in SCENARIOS])
+
+
+def ratios_to_hand(best: dict[str, float]) -> dict[str, float]:
+    """strategy/scenario -> its best time over its hand-written equivalent's in that scenario."""
+    return {label: best[label] / best[HAND + label] for label in best if HAND + label in best}
+
+
+def lake_result(name: str, notes: list[str], times: dict[str, list[float]]) -> dict[str, Any]:
+    """Iceberg's or Spark's result: best times, and ratios against the hand-written equivalents."""
+    best = {label: min(values) for label, values in times.items()}
+    return {"engine": name, "notes": notes, "best_seconds": best, "ratios_to_hand": ratios_to_hand(best),
+            "all_seconds": times}
 
 
 def write_target(conn: Any, inputs: Inputs, strategy: str = "replace", changed: bool = False) -> None:
@@ -600,8 +629,8 @@ def timed_case(rig: EngineRig, case: Case, inputs: Inputs) -> tuple[float, float
     changed = case.scenario == "changed"
     try:
         started, cpu = time.perf_counter(), time.process_time()
-        if case.strategy in ("plain", BARE_REWRITE):
-            rig.plain(handle.conn, inputs.changed if changed else inputs.target, inputs.form, changed)
+        if case.strategy == "plain":
+            rig.plain(handle.conn, inputs.target, inputs.form)
         elif case.hand:
             rig.hand(handle.conn, inputs.changed if changed else inputs.target, inputs.form, case.strategy)
         else:
@@ -622,7 +651,7 @@ def benchmark_engine(rig: EngineRig, inputs: Inputs, runs: int, strategies: tupl
     # and its ledger entry.
     rig.prepare("bench_full", [inputs.other], inputs)
     log(f"{rig.name}: templates ready in {time.perf_counter() - started:.1f}s")
-    todo = cases(strategies, rig.hand_strategies if rig.hand else None)
+    todo = cases(strategies, rig.hand_strategies if rig.hand else ())
     times: dict[str, list[float]] = {case.label: [] for case in todo}
     cpu: dict[str, list[float]] = {case.label: [] for case in todo}
     for repeat in range(runs):
@@ -634,11 +663,8 @@ def benchmark_engine(rig: EngineRig, inputs: Inputs, runs: int, strategies: tupl
     best = {label: min(values) for label, values in times.items()}
     ratios = {label: best[label] / best["plain"] for label in best}
     # Issue 24's floor: each strategy and scenario over its own hand-written equivalent.
-    to_hand = {label: best[label] / best[HAND + label] for label in best if HAND + label in best}
     result = {"engine": rig.name, "notes": rig.notes, "best_seconds": best, "ratios": ratios,
-              "all_seconds": times, "all_cpu_seconds": cpu}
-    if rig.hand:  # (Delta's `plain` is its hand-written write: it keeps the bare rewrite)
-        result["ratios_to_hand"] = to_hand
+              "ratios_to_hand": ratios_to_hand(best), "all_seconds": times, "all_cpu_seconds": cpu}
     if rig.hand and rig.name in ("sqlite", "duckdb"):  # (PostgreSQL's work is in its server's processes)
         best_cpu = {label: min(values) for label, values in cpu.items()}
         result["best_cpu_seconds"] = best_cpu
@@ -654,28 +680,15 @@ def format_table(results: list[dict[str, Any]], strategies: tuple[str, ...]) -> 
         if "skipped" in result:
             lines.append(f"{result['engine']}: skipped: {result['skipped']}")
             continue
+        if "ratios" not in result:  # Iceberg, Spark: no plain row
+            lines.append(f"{result['engine']}: each strategy against its hand-written equivalent "
+                         f"({'; '.join(result['notes'])})")
+            lines += _hand_block(result, strategies)
+            continue
         best, ratios = result["best_seconds"], result["ratios"]
         lines.append(f"{result['engine']}: plain bulk insert {best['plain']:.3f}s "
                      f"({'; '.join(result['notes']) or 'best of runs'})")
-        if "ratios_to_hand" in result:
-            lines += _hand_block(result, strategies)
-            continue
-        lines.append(f"  bare rewrite without dagguard (DELETE the interval + the same plain insert of "
-                     f"the changed rows): {ratios[BARE_REWRITE]:.2f}x {best[BARE_REWRITE]:.3f}s")
-        lines.append(f"  {'strategy':<20}" + "".join(f"{s:>22}" for s in SCENARIOS))
-        lines.append(f"  {'(target)':<20}" + "".join(f"{'<= ' + format(TARGETS[s], '.1f') + 'x':>22}"
-                                                     for s in SCENARIOS))
-        for strategy in strategies:
-            cells = []
-            for scenario in SCENARIOS:
-                label = f"{strategy}/{scenario}"
-                mark = "" if ratios[label] <= TARGETS[scenario] else " !"
-                cells.append(f"{ratios[label]:.2f}x {best[label]:.3f}s{mark}")
-            lines.append(f"  {strategy:<20}" + "".join(f"{c:>22}" for c in cells))
-        # What dagguard adds to the engine's own cost of replacing an interval that holds rows.
-        against_bare = ", ".join(f"{strategy} {best[f'{strategy}/changed'] / best[BARE_REWRITE]:.2f}x"
-                                 for strategy in strategies)
-        lines.append(f"  changed, against the bare rewrite: {against_bare}")
+        lines += _hand_block(result, strategies)
     lines.append("ratios: best time / best time of the baseline (the strategy's hand-written equivalent; "
                  "'x plain': the plain bulk insert) of the same engine in this run; ! = over the issue's target")
     return "\n".join(lines)
@@ -685,9 +698,11 @@ def _hand_block(result: dict[str, Any], strategies: tuple[str, ...]) -> list[str
     """Per strategy: each scenario over its hand-written equivalent (dagguard's time / the
     hand-written time), and the first write over the plain bulk insert."""
     best, to_hand = result["best_seconds"], result["ratios_to_hand"]
-    lines = [f"  {'strategy':<20}" + "".join(f"{s + ' x hand':>26}" for s in SCENARIOS) + f"{'first x plain':>15}",
+    plain = "ratios" in result  # the first write over the plain bulk insert, where there is one
+    lines = [f"  {'strategy':<20}" + "".join(f"{s + ' x hand':>26}" for s in SCENARIOS)
+             + (f"{'first x plain':>15}" if plain else ""),
              f"  {'(target)':<20}" + "".join(f"{'<= ' + format(HAND_TARGET, '.2f') + 'x':>26}" for _ in SCENARIOS)
-             + f"{'<= ' + format(TARGETS['first'], '.1f') + 'x':>15}"]
+             + (f"{'<= ' + format(TARGETS['first'], '.1f') + 'x':>15}" if plain else "")]
     for strategy in strategies:
         cells = []
         for scenario in SCENARIOS:
@@ -697,9 +712,8 @@ def _hand_block(result: dict[str, Any], strategies: tuple[str, ...]) -> list[str
                 continue
             mark = "" if to_hand[label] <= HAND_TARGET else " !"
             cells.append(f"{to_hand[label]:.2f}x {best[label]:.3f}/{best[HAND + label]:.3f}s{mark}")
-        first = result["ratios"][f"{strategy}/first"]
-        lines.append(f"  {strategy:<20}" + "".join(f"{c:>26}" for c in cells)
-                     + f"{format(first, '.2f') + 'x':>15}")
+        first = format(result["ratios"][f"{strategy}/first"], ".2f") + "x" if plain else ""
+        lines.append(f"  {strategy:<20}" + "".join(f"{c:>26}" for c in cells) + f"{first:>15}")
     if "cpu_ratios_to_hand" in result:
         cpu = result["cpu_ratios_to_hand"]
         lines.append("  CPU seconds x hand: " + "; ".join(
@@ -762,6 +776,8 @@ def main(argv: list[str] | None = None) -> int:
             import pyarrow  # noqa: F401
         except ImportError:
             parser.error("--input arrow needs pyarrow; use --input tuples")
+    if args.workdir is not None:
+        args.workdir.mkdir(parents=True, exist_ok=True)
     workdir = Path(tempfile.mkdtemp(prefix="dagguard-bench-", dir=args.workdir))
     log(f"building {args.rows:,} rows per interval as {args.input} in {workdir}")
     inputs = make_inputs(args.rows, args.input, args.changed_fraction)

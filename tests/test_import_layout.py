@@ -54,17 +54,6 @@ MAY_IMPORT = {
     "basics": set(),
 }
 
-# The one circle left, for the branch that owns engines/spark*.py to untangle: spark.py takes
-# WriteResult, _check_target, prepare_batch, _constant and _spelled_as_target from write.py,
-# which hands a Spark frame to it (and engine_for makes it). It goes when spark.py takes them
-# from modules below write.py (WriteResult and _check_target are in write_spec.py already).
-# A circle counts as known only while all its modules are in this set: it may shrink, not grow.
-KNOWN_CIRCLE = frozenset({
-    "dagguard.idempotent.connections", "dagguard.idempotent.engines", "dagguard.idempotent.engines.spark",
-    "dagguard.idempotent.write",
-})
-
-
 def modules() -> dict[str, Path]:
     found = {}
     for path in sorted((ROOT / "dagguard").rglob("*.py")):
@@ -178,9 +167,7 @@ def test_no_import_runs_up_the_layers():
 
 
 def test_no_import_circle():
-    edges = graph()
-    unknown = [sorted(circle) for circle in circles(edges) if not circle <= KNOWN_CIRCLE]
-    assert unknown == []
+    assert [sorted(circle) for circle in circles(graph())] == []
 
 
 def test_the_model_packages_say_what_they_know_and_export_nothing():

@@ -11,10 +11,7 @@ from typing import Any, Callable, Sequence
 
 from dagguard.idempotent import strategies
 from dagguard.idempotent.arrow.batch import ArrowBatch
-from dagguard.idempotent.arrow.nanoseconds import has_nanosecond_columns, whole_microseconds
-from dagguard.idempotent.arrow.validation import check_arrow
-from dagguard.idempotent.arrow.from_rows import rows_to_arrow
-from dagguard.idempotent.batch import AnyBatch, Batch, as_rows, replace_column, to_batch
+from dagguard.idempotent.batch import AnyBatch, replace_column
 from dagguard.idempotent.checksum import batch_checksum
 from dagguard.idempotent.connections import open_engine
 from dagguard.idempotent.engines import Engine
@@ -24,76 +21,15 @@ from dagguard.idempotent.identifiers import quote_identifier
 from dagguard.idempotent.interval import Interval
 from dagguard.idempotent.ledger import RunInfo, ensure_ledger, last_checksum, record_write
 from dagguard.idempotent.precision import check_precision
-from dagguard.idempotent.validation import check_partition, check_times, check_unique_keys
 from dagguard.idempotent.engines.base import is_naive_timestamp, is_timestamp_type
+from dagguard.idempotent.write_prepare import (_constant, _spelled_as_target, check_scope,  # noqa: F401
+                                              prepare_batch, scope_label)
 from dagguard.idempotent.write_spec import (WriteResult, WriteSpec, _check_target, _folded_table_hint,  # noqa: F401
                                            _unencodable)
 
 
 # Called with (statement number, SQL) after each statement; tests inject failures with it.
 StatementObserver = Callable[[int, str], None]
-
-
-def prepare_batch(spec: WriteSpec, rows: Any, columns: Sequence[str] | None, interval: Interval | None,
-                  partition_key: str | None = None) -> AnyBatch:
-    """Normalise and validate the rows; IntervalViolationError before the database is touched.
-
-    `partition_key` (overwrite_partition): the value every row's partition column must hold,
-    instead of the interval's date; `interval` may then be None (no time check)."""
-    check_scope(spec, interval, partition_key)
-    batch = to_batch(rows, columns)
-    if isinstance(batch, Batch):
-        batch = rows_to_arrow(batch) or batch
-    table = str(spec.table)
-    check_time = bool(spec.time_column) and interval is not None and (
-        spec.strategy != "overwrite_partition" or spec.time_column in batch.columns)
-    partition: date | str = partition_key if partition_key is not None else interval.partition_key  # type: ignore[union-attr]
-    where: Interval | str = interval if interval is not None else scope_label(None, partition_key)
-    nanoseconds = None
-    if isinstance(batch, ArrowBatch):
-        if not len(batch):
-            return as_rows(batch)
-        # Whole microseconds convert exactly; the other nanoseconds are checked against the
-        # target's column types, which only the transaction reads.
-        batch = whole_microseconds(batch)
-        checked = check_arrow(batch, spec.time_column if check_time else None, spec.unique_key,
-                              spec.partition_column, partition, where)
-        if checked is not None:
-            return checked
-        nanoseconds = batch if has_nanosecond_columns(batch) else None
-        # A violation (or a type only the row checks handle): they name the offending rows.
-        batch = as_rows(batch)
-    if check_time:
-        batch = check_times(batch, spec.time_column, interval, table)
-    if spec.unique_key:
-        check_unique_keys(batch, spec.unique_key, where, table)
-    if spec.partition_column and batch.rows:
-        batch = check_partition(batch, spec.partition_column, partition, where, table)
-    if nanoseconds is not None:
-        # The row checks passed, but Python datetimes would drop the nanoseconds: stay Arrow.
-        return (nanoseconds.with_constant(spec.partition_column, partition)
-                if spec.partition_column else nanoseconds)
-    return batch
-
-
-def check_scope(spec: WriteSpec, interval: Interval | None, partition_key: str | None) -> None:
-    """A write needs an interval, or (overwrite_partition) a partition key; a key is text."""
-    if partition_key is not None and not isinstance(partition_key, str):
-        raise ArgumentTypeError(f"partition_key must be a non-empty string (an Airflow partition key), "
-                                f"not a {type(partition_key).__name__}: {partition_key!r}")
-    if partition_key is not None and not partition_key.strip():
-        raise InvalidArgumentError(f"partition_key must be a non-empty string (an Airflow partition key), "
-                                   f"not {partition_key!r}")
-    if interval is not None:
-        return
-    if partition_key is None:
-        raise InvalidArgumentError("nothing to write into: pass interval=Interval(start, end), or "
-                                   "partition_key=... with strategy='overwrite_partition'")
-    if spec.strategy != "overwrite_partition":
-        raise InvalidArgumentError(
-            f"strategy={spec.strategy!r} replaces the rows of a time interval, and partition {partition_key!r} "
-            f"comes without one: pass interval=Interval(start, end) as well, or use "
-            f"strategy='overwrite_partition' (the rows whose {spec.partition_column or 'ds'} is the key)")
 
 
 def lookback_interval(spec: WriteSpec, interval: Interval | None, lookback: Any,
@@ -108,13 +44,6 @@ def lookback_interval(spec: WriteSpec, interval: Interval | None, lookback: Any,
         raise InvalidArgumentError(f"lookback={lookback!r} widens an interval, and partition {partition_key!r} "
                                    f"comes without one: pass interval=Interval(start, end)")
     return widen(interval, lookback)
-
-
-def scope_label(interval: Interval | None, partition_key: str | None) -> str:
-    """`[start, end)`, `partition 'k'`, or both, for messages."""
-    parts = ([str(interval)] if interval is not None else []) + (
-        [f"partition {partition_key!r}"] if partition_key is not None else [])
-    return " ".join(parts)
 
 
 def write_interval(conn: Any, table: str, rows: Any, interval: Interval | None = None, *,
@@ -319,31 +248,6 @@ def _key_day(key: str) -> date | None:
     if (moment.hour, moment.minute, moment.second, moment.microsecond) != (0, 0, 0, 0) or moment.tzinfo:
         return None
     return moment.date()
-
-
-def _constant(batch: AnyBatch, column: str, value: Any) -> AnyBatch:
-    if isinstance(batch, ArrowBatch):
-        return batch.with_constant(column, value)
-    return replace_column(batch, column, (value for _ in batch.rows))
-
-
-def _spelled_as_target(spec: WriteSpec, batch: AnyBatch, target_columns: dict[str, str],
-                       ) -> tuple[WriteSpec, AnyBatch]:
-    """The spec and batch with each column name spelled as the target spells it, where the
-    engine matches names whatever their case (`ts` for a column created as `TS`)."""
-    spelling = {name.lower(): name for name in target_columns}
-
-    def spelled(name: str | None) -> str | None:
-        return spelling.get(name.lower(), name) if name is not None else None
-
-    columns = tuple(spelled(c) for c in batch.columns)
-    if columns != batch.columns:
-        batch = (ArrowBatch(columns, batch.table.rename_columns(list(columns))) if isinstance(batch, ArrowBatch)
-                 else Batch(columns, batch.rows))
-    spec = dataclasses.replace(spec, time_column=spelled(spec.time_column),
-                               unique_key=tuple(spelled(k) for k in spec.unique_key),
-                               partition_column=spelled(spec.partition_column))
-    return spec, batch
 
 
 def _write_in_transaction(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Interval | None,

@@ -38,7 +38,7 @@ def run(bench, tmp_path, monkeypatch, *options: str) -> list[dict]:
     return json.loads(written.read_text())["results"]
 
 
-def expected_labels(bench, hand=None) -> set[str]:
+def expected_labels(bench, hand) -> set[str]:
     return {case.label for case in bench.cases(bench.STRATEGIES, hand)}
 
 
@@ -116,13 +116,20 @@ def test_the_hand_written_equivalents_write_the_interval(bench, tmp_path, engine
     bench.check_written(conn, inputs, changed=True)
 
 
-def test_delta_keeps_the_bare_rewrite_and_no_hand_ratios(bench, tmp_path, monkeypatch):
-    # Delta's plain write is already its hand-written interval write: no hand cases, and the
-    # table keeps the bare rewrite's line.
+def test_delta_is_measured_against_its_hand_written_writes(bench, tmp_path, monkeypatch):
+    # Delta's strategies each against delta-rs's own write by hand (a predicate overwrite of the
+    # interval or of the day, DeltaTable.merge), every scenario, checked like the SQL engines'.
     pytest.importorskip("deltalake")
     (result,) = run(bench, tmp_path, monkeypatch, "--engines", "delta")
-    assert "skipped" not in result, result.get("skipped")
-    assert set(result["best_seconds"]) == expected_labels(bench)
-    assert "ratios_to_hand" not in result
+    assert_measured_against_hand(bench, result, bench.STRATEGIES)
     table = bench.format_table([result], bench.STRATEGIES)
-    assert "bare rewrite" in table and "no hand" not in table
+    assert "x hand" in table and "no hand" not in table
+
+
+def test_lake_results_without_a_plain_row_print_their_hand_ratios(bench):
+    # Iceberg's and Spark's results have no plain row: the table shows only the x hand ratios.
+    times = {case.label: [2.0 if case.hand else 3.0] for case in bench.lake_cases(bench.STRATEGIES)}
+    result = bench.lake_result("iceberg", ["note"], times)
+    assert result["ratios_to_hand"] == {f"{s}/{sc}": 1.5 for s in bench.STRATEGIES for sc in bench.SCENARIOS}
+    table = bench.format_table([result], bench.STRATEGIES)
+    assert "1.50x 3.000/2.000s !" in table and "first x plain" not in table

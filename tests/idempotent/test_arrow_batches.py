@@ -58,7 +58,7 @@ def _write(db, rows, strategy, **options):
 @pytest.fixture
 def python_rows(monkeypatch):
     """Keep Python rows on the row path (write_interval would otherwise convert them to Arrow)."""
-    monkeypatch.setattr("dagguard.idempotent.write.rows_to_arrow", lambda batch: None)
+    monkeypatch.setattr("dagguard.idempotent.write_prepare.rows_to_arrow", lambda batch: None)
 
 
 @pytest.mark.parametrize("strategy", ["replace", "merge", "overwrite_partition"])
@@ -71,8 +71,9 @@ def test_arrow_and_tuples_write_the_same_rows(db, strategy, python_rows):
     assert db.rows() == from_tuples
     second = _write(db, _arrow(list(reversed(ROWS))), strategy)
     assert db.rows() == from_tuples
-    # DuckDB fingerprints in the engine, Delta with numpy over the rows as the table stores them.
-    kind = {"duckdb": "duckdb", "delta": "delta"}.get(db.dialect, "arrow-")
+    # DuckDB fingerprints in the engine, Delta and Iceberg with numpy over the rows as the table
+    # stores them.
+    kind = {"duckdb": "duckdb", "delta": "delta", "iceberg": "iceberg-"}.get(db.dialect, "arrow-")
     assert first.checksum == second.checksum and f":{kind}" in first.checksum
     assert read_ledger(db.url).conflicts == ()
 

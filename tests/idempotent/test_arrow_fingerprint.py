@@ -57,3 +57,14 @@ def test_types_it_has_no_word_for_give_none():
 
     assert fingerprint(pa.table({"d": pa.array([Decimal("1.5")])})) is None
     assert fingerprint(pa.table({"l": pa.array([[1, 2]])})) is None
+
+
+def test_row_hashes_follow_the_rows_and_a_changed_value_changes_only_its_row():
+    from dagguard.idempotent.arrow.fingerprint import row_hashes
+
+    hashes = row_hashes(TABLE)
+    assert len(set(hashes.tolist())) == 4
+    assert row_hashes(TABLE.take([3, 1, 0, 2])).tolist() == [hashes[i] for i in (3, 1, 0, 2)]
+    changed = row_hashes(_with("v", ["a", "", None, "abd"]))
+    assert [a == b for a, b in zip(changed.tolist(), hashes.tolist())] == [True, True, True, False]
+    assert row_hashes(pa.table({"l": pa.array([[1, 2]])})) is None

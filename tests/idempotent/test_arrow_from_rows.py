@@ -116,7 +116,7 @@ def test_converted_rows_write_what_the_row_path_writes(db, strategy, monkeypatch
     conn = db.connect()
     try:
         write_interval(conn, _table(db, "converted"), rows, DAY1, **options)
-        monkeypatch.setattr("dagguard.idempotent.write.rows_to_arrow", lambda batch: None)
+        monkeypatch.setattr("dagguard.idempotent.write_prepare.rows_to_arrow", lambda batch: None)
         write_interval(conn, _table(db, "as_rows"), rows, DAY1, **options)
     finally:
         conn.close()

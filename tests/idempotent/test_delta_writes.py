@@ -345,3 +345,67 @@ def test_a_merge_into_an_empty_interval_is_one_overwrite(lake):
     assert (result.rows_inserted, result.rows_updated, result.rows_deleted) == (2, 0, 0)
     assert deltalake.DeltaTable(str(lake / "events")).history(1)[0]["operation"] == "WRITE"
     assert len(_rows(lake)) == 4
+
+
+def test_the_ledger_answers_the_latest_write_of_the_interval_among_many_and_is_checkpointed_often(lake):
+    """The rerun check reads the ledger through DataFusion (file statistics prune it), and a new
+    ledger is checkpointed every 10 appends, so neither grows with the number of writes."""
+    from dagguard.idempotent.engines.delta import DeltaEngine
+    from dagguard.idempotent.engines.delta_ledger import last_checksum, ledger_uri
+
+    days = [DAY1.start + timedelta(days=n) for n in range(12)]
+    for day in days:
+        write_interval(_url(lake), "events", events((1, day + timedelta(hours=1), "a")),
+                       type(DAY1)(day, day + timedelta(days=1)), time_column="ts")
+    last = write_interval(_url(lake), "events", events((1, at(1, 1), "b"), (2, at(1, 2), "b")), DAY1,
+                          time_column="ts")
+    engine = DeltaEngine(DeltaLake(str(lake)))
+    assert last_checksum(engine, TableName.parse("events"), DAY1) == last.checksum
+    assert last_checksum(engine, TableName.parse("events"), DAY2).startswith("1:")
+    ledger = deltalake.DeltaTable(ledger_uri(engine, TableName.parse("events")))
+    assert ledger.metadata().configuration.get("delta.checkpointInterval") == "10"
+    assert any(name.endswith(".checkpoint.parquet") for name in os.listdir(Path(ledger.table_uri.removeprefix("file://")) / "_delta_log"))
+
+
+def _full_rows(values, day=1):
+    return pa.table({"k": pa.array([k for k, _ in values], pa.int64()),
+                     "ts": pa.array([at(day, k) for k, _ in values], pa.timestamp("us", tz="UTC")),
+                     "v": pa.array([v for _, v in values], pa.string())})
+
+
+def test_a_merge_of_every_column_keeps_the_rows_it_lacks_and_counts_what_differs(lake):
+    """A batch with every column is merged in Arrow and written as one overwrite of the interval."""
+    options = {"time_column": "ts", "strategy": "merge", "unique_key": "k"}
+    write_interval(_url(lake), "events", _full_rows([(1, "a"), (2, "b"), (3, "c")]), DAY1, **options)
+    write_interval(_url(lake), "events", _full_rows([(9, "other")], day=2), DAY2, **options)
+    version = _version(lake)
+    merged = write_interval(_url(lake), "events", _full_rows([(2, "B"), (3, "c"), (4, "d")]), DAY1, **options)
+    assert (merged.rows_inserted, merged.rows_updated, merged.rows_deleted) == (1, 1, 0)
+    assert _version(lake) == version + 1
+    assert [(r[0], r[2]) for r in _rows(lake)] == [(1, "a"), (2, "B"), (3, "c"), (4, "d"), (9, "other")]
+    # Rows already held, the interval holding more: nothing differs, so no version is written.
+    same = write_interval(_url(lake), "events", _full_rows([(1, "a"), (4, "d")]), DAY1, **options)
+    assert (same.rows_inserted, same.rows_updated, same.rows_deleted) == (0, 0, 0) and _version(lake) == version + 1
+    pruned = write_interval(_url(lake), "events", _full_rows([(1, "a"), (4, "D")]), DAY1, delete_missing=True,
+                            **options)
+    assert (pruned.rows_inserted, pruned.rows_updated, pruned.rows_deleted) == (0, 1, 2)
+    assert [(r[0], r[2]) for r in _rows(lake)] == [(1, "a"), (4, "D"), (9, "other")]
+
+
+def test_a_merge_with_a_null_key_is_left_to_delta_rs_which_matches_null_with_null(lake):
+    options = {"time_column": "ts", "strategy": "merge", "unique_key": "k"}
+    rows = pa.table({"k": pa.array([None, 1], pa.int64()),
+                     "ts": pa.array([at(1, 1), at(1, 2)], pa.timestamp("us", tz="UTC")), "v": ["n", "a"]})
+    write_interval(_url(lake), "events", rows, DAY1, **options)
+    again = write_interval(_url(lake), "events", rows.set_column(2, "v", pa.array(["N", "a"])), DAY1, **options)
+    assert (again.rows_inserted, again.rows_updated) == (0, 1)
+    data = deltalake.DeltaTable(str(lake / "events")).to_pyarrow_table().to_pylist()
+    assert sorted((row["k"] is None, row["v"]) for row in data) == [(False, "a"), (True, "N")]
+
+
+def test_a_merge_into_an_interval_holding_a_key_twice_updates_both_rows_as_delta_rs_does(lake):
+    deltalake.write_deltalake(str(lake / "events"), _full_rows([(1, "a"), (1, "b"), (2, "c")]), mode="append")
+    merged = write_interval(_url(lake), "events", _full_rows([(1, "X"), (2, "c")]), DAY1, time_column="ts",
+                            strategy="merge", unique_key="k")
+    assert merged.rows_updated == 2
+    assert [(r[0], r[2]) for r in _rows(lake)] == [(1, "X"), (1, "X"), (2, "c")]

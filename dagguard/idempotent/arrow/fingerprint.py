@@ -26,6 +26,26 @@ _BLOCK = 16_384
 def fingerprint(table: Any) -> tuple[int, int, int] | None:
     """(rows, lane 1, lane 2) of `table`, or None when numpy is missing or a column's type has
     no word here (decimals, lists, structs...)."""
+    found = _column_words(table)
+    if found is None:
+        return None
+    table, words, np = found
+    lanes = [int(_row_hashes(words, table.num_rows, seed, np).sum(dtype=np.uint64)) for seed in _SEEDS]
+    return table.num_rows, lanes[0], lanes[1]
+
+
+def row_hashes(table: Any) -> Any:
+    """One 64-bit hash per row of `table` (its lane 1), as a numpy array; None where fingerprint
+    is None. Equal rows of equally typed tables hash equal; a merge compares rows with it."""
+    found = _column_words(table)
+    if found is None:
+        return None
+    table, words, np = found
+    return _row_hashes(words, table.num_rows, _SEEDS[0], np)
+
+
+def _column_words(table: Any) -> tuple[Any, list[tuple[str, Any]], Any] | None:
+    """(the table in one chunk, (name, words) per column in name order, numpy), or None."""
     try:
         import numpy as np
     except ImportError:
@@ -39,16 +59,18 @@ def fingerprint(table: Any) -> tuple[int, int, int] | None:
         if word is None:
             return None
         words.append((name, word))
+    return table, words, np
+
+
+def _row_hashes(words: list[tuple[str, Any]], rows: int, seed: int, np: Any) -> Any:
+    """Each row's words mixed in column-name order, from `seed`."""
     with np.errstate(over="ignore"):
-        lanes = []
-        for seed in _SEEDS:
-            row = np.full(table.num_rows, seed, dtype=np.uint64)
-            for name, word in words:
-                salt = np.uint64(int.from_bytes(hashlib.blake2b(f"{seed}:{name}".encode(), digest_size=8).digest(),
-                                                "little"))
-                row = _mix(row * np.uint64(_BASE) + (word ^ salt), np)
-            lanes.append(int(row.sum(dtype=np.uint64)))
-    return table.num_rows, lanes[0], lanes[1]
+        row = np.full(rows, seed, dtype=np.uint64)
+        for name, word in words:
+            salt = np.uint64(int.from_bytes(hashlib.blake2b(f"{seed}:{name}".encode(), digest_size=8).digest(),
+                                            "little"))
+            row = _mix(row * np.uint64(_BASE) + (word ^ salt), np)
+    return row
 
 
 def _mix(x: Any, np: Any) -> Any:

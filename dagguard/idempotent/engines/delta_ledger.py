@@ -24,6 +24,9 @@ _INTEGERS = ("try_number", "row_count", "rows_inserted", "rows_updated", "rows_d
 _TIMES = ("interval_start", "interval_end", "written_at")
 # Concurrent first writes both try to create the ledger table; the loser appends again.
 _APPEND_ATTEMPTS = 10
+# A new ledger is checkpointed every 10 appends (Delta's default is 100): opening it replays the
+# commits since the last checkpoint, one small JSON file per write.
+_CONFIGURATION = {"delta.checkpointInterval": "10"}
 
 
 def _schema() -> Any:
@@ -60,7 +63,7 @@ def record_write(engine: Any, run: Any, table: TableName, interval: Any, strateg
         try:
             # schema_mode="merge": a ledger from before partition keys gains the column.
             write_deltalake(ledger_uri(engine, table), row, mode="append", schema_mode="merge",
-                            storage_options=engine.storage_options())
+                            storage_options=engine.storage_options(), configuration=_CONFIGURATION)
             return
         except CommitFailedError:
             if attempt < _APPEND_ATTEMPTS - 1:
@@ -83,18 +86,20 @@ def _open(engine: Any, table: TableName) -> Any:
 
 
 def last_checksum(engine: Any, table: TableName, interval: Any) -> str | None:
-    """The checksum of the latest recorded write of this interval of `table`, if any."""
-    import pyarrow as pa
+    """The checksum of the latest recorded write of this interval of `table`, if any. Read
+    through DataFusion, which prunes the ledger's one-row files on their statistics: the cost no
+    longer grows with the number of writes recorded (see delta_query.py)."""
     import pyarrow.compute as pc
+
+    from dagguard.idempotent.engines.delta_query import select_rows, text_literal, timestamp_literal
 
     ledger = _open(engine, table)
     if ledger is None:
         return None
-    kind = pa.timestamp("us", tz="UTC")
-    rows = ledger.to_pyarrow_dataset().to_table(
-        columns=["checksum", "written_at"],
-        filter=(pc.field("table_name") == str(table)) & (pc.field("interval_start") == pa.scalar(interval.start, kind))
-        & (pc.field("interval_end") == pa.scalar(interval.end, kind)))
+    rows = select_rows(ledger, ["checksum", "written_at"],
+                       f'"table_name" = {text_literal(str(table))} '
+                       f'AND "interval_start" = {timestamp_literal(interval.start)} '
+                       f'AND "interval_end" = {timestamp_literal(interval.end)}')
     if not rows.num_rows:
         return None
     latest = pc.index(rows.column("written_at"), pc.max(rows.column("written_at")))

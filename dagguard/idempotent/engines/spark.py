@@ -110,7 +110,7 @@ class SparkEngine:
         from pyspark import StorageLevel
 
         from dagguard.idempotent.engines import spark_checks, spark_write
-        from dagguard.idempotent.write import _check_target
+        from dagguard.idempotent.write_spec import _check_target
 
         name = str(spec.table)
         described = self._describe(spec.table)
@@ -124,7 +124,7 @@ class SparkEngine:
             # Spark resolves `ts` to a column created as `TS` (spark.sql.caseSensitive is off by
             # default), and so does dagguard: each name spelled as the table spells it.
             from dagguard.idempotent.batch import Batch
-            from dagguard.idempotent.write import _spelled_as_target
+            from dagguard.idempotent.write_prepare import _spelled_as_target
 
             spec, _ = _spelled_as_target(spec, Batch((), ()), target)
             if frame is not None:
@@ -168,14 +168,16 @@ class SparkEngine:
         # Python rows keep the row checksum the other engines give them; a DataFrame (and Arrow
         # or pandas rows) the fingerprint Spark computed.
         checksum = checksum or spark_write.as_checksum(mine, self.version)
+        # The scope's fingerprint counts its rows too: one Spark job for both.
+        theirs = spark_write.fingerprint(current, names) if spec.strategy != "merge" and len(names) == len(target) else None
         if spec.strategy == "merge":
             plan = spark_write.plan_merge(current, typed, spec.unique_key, list(target), spec.delete_missing)
-        elif len(names) == len(target) and spark_write.fingerprint(current, names) == mine:
+        elif theirs == mine:
             plan = spark_write.Plan(None, 0, 0, 0)  # a rerun: the scope holds exactly these rows
         else:
             from pyspark.sql import functions as F
 
-            stored = current.count()
+            stored = theirs[0] if theirs is not None else current.count()
             # Columns the batch lacks are NULL, as replace writes them on the other engines.
             full = typed.select(*[F.col(c) if c in typed.columns else F.lit(None).cast(target[c]).alias(c)
                                   for c in target])
@@ -183,14 +185,19 @@ class SparkEngine:
         if plan.rows is not None or plan.deleted:
             kinds = {column: target[column] for column in partitions}
             new_rows = plan.rows if plan.rows is not None and (spec.strategy == "merge" or mine[0]) else None
-            stale = spark_write.stale_partitions(current, new_rows, kinds)
+            # overwrite_partition of a date or text partition owns one partition, which rows (all
+            # of them checked to carry its value) replace whole: none is left stale, and no Spark
+            # job need list them.
+            one_partition = (spec.strategy == "overwrite_partition" and partitions == [scope_column]
+                             and target[scope_column] != "timestamp")
+            stale = [] if one_partition and new_rows is not None else spark_write.stale_partitions(current, new_rows, kinds)
             if held is not None:
                 held.check()  # still this writer's lock, right before replacing partitions
             spark_write.overwrite_partitions(spark, quoted, new_rows, stale, kinds)
         counts = (mine[0], plan.inserted, plan.updated, plan.deleted)
         spark_ledger.append_row(spark, spec.table.parts[:-1], run, str(spec.table), interval.start, interval.end,
                                 spec.strategy, counts, checksum)
-        from dagguard.idempotent.write import WriteResult
+        from dagguard.idempotent.write_spec import WriteResult
 
         return WriteResult(
             table=str(spec.table), interval_start=interval.start.isoformat(),
@@ -250,11 +257,12 @@ class SparkEngine:
 
         from dagguard.idempotent.engines.delta_write import table_rows
         from dagguard.idempotent.precision import check_precision
-        from dagguard.idempotent.write import _check_target, prepare_batch
+        from dagguard.idempotent.write_prepare import prepare_batch
+        from dagguard.idempotent.write_spec import _check_target
 
         batch = prepare_batch(spec, rows, columns, interval)
         if self._case_insensitive():
-            from dagguard.idempotent.write import _spelled_as_target
+            from dagguard.idempotent.write_prepare import _spelled_as_target
 
             spec, batch = _spelled_as_target(spec, batch, target)
         _check_target(self, spec, batch, target)
@@ -263,7 +271,7 @@ class SparkEngine:
         schema = self.connection.table(self.quoted(spec.table)).schema
         fields = [field for field in schema.fields if field.name in batch.columns]
         if len(batch) and spec.partition_column in batch.columns and target[spec.partition_column] == "date":
-            from dagguard.idempotent.write import _constant
+            from dagguard.idempotent.write_prepare import _constant
 
             batch = _constant(batch, spec.partition_column, interval.partition_key)
         arrow_schema = pa.schema([pa.field(f.name, to_arrow_type(f.dataType, timezone="UTC"), nullable=True) for f in fields])
