@@ -63,25 +63,27 @@ def discover_files(paths: Iterable[Path], settings: Settings) -> Discovery:
     # ignore file is read once.
     roots: dict[str, Optional[str]] = {}
     file_filters: dict[Path, Callable[[Path, bool], bool]] = {}
+
+    def file_filter(path: Path) -> Callable[[Path, bool], bool]:
+        folder = Path(os.path.dirname(os.path.abspath(path)))
+        base = git_root(folder, roots) or folder
+        return file_filters.get(base) or file_filters.setdefault(base, path_filter(path, settings, base))
+
     for path in paths:
-        if not os.path.lexists(path):
-            raise ConfigError(f"{path}: no such file or directory")
-        if os.path.isdir(path):
-            skip = path_filter(path, settings)
-        else:
-            folder = Path(os.path.dirname(os.path.abspath(path)))
-            base = git_root(folder, roots) or folder
-            skip = file_filters.get(base) or file_filters.setdefault(base, path_filter(path, settings, base))
+        # One stat per named file (a warm pre-commit run names every file): the filter of a
+        # named file is needed only with force-exclude.
         try:
-            mode = path.stat().st_mode
+            mode = os.stat(path).st_mode
         except OSError:
+            if not os.path.lexists(path):
+                raise ConfigError(f"{path}: no such file or directory") from None
             # A broken symlink, an unreachable file: reading it reports why.
-            if not (settings.force_exclude and skip(path, False)):
+            if not (settings.force_exclude and file_filter(path)(path, False)):
                 found.add(path)
             continue
         if stat.S_ISDIR(mode):
-            found.update(_walk(path, skip, problems))
-        elif settings.force_exclude and skip(path, False):
+            found.update(_walk(path, path_filter(path, settings), problems))
+        elif settings.force_exclude and file_filter(path)(path, False):
             continue
         elif stat.S_ISREG(mode):
             found.add(path)

@@ -38,13 +38,10 @@ def check_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime,
     digests: list[Optional[str]] = [None] * len(files)
     done = 0
     if cache is not None:
-        for index, path in enumerate(files):
-            digests[index] = digest = cache.read(path)
-            results[index] = cache.lookup(path, digest) if digest is not None else None
-            if results[index] is not None:
-                done += 1
-                if progress is not None:
-                    progress(done, len(files))
+        digests, results = cache.lookup_many(files)
+        done = sum(1 for result in results if result is not None)
+        if progress is not None and done:
+            progress(done, len(files))
     misses = [index for index, result in enumerate(results) if result is None]
     if misses:
         from dagguard.engine.runner import check_files   # libcst and the rules: only for a miss
@@ -54,10 +51,12 @@ def check_paths(paths: Iterable[Path], settings: Settings, now: dt.datetime,
             results[index] = result
             digest = digests[index]
             if cache is not None and digest is not None:
-                cache.store(files[index], digest, result)
+                cache.store(files[index], digest, result, save=False)
             done += 1
             if progress is not None:
                 progress(done, len(files))
+    if cache is not None:
+        cache.save()   # one write of the pack, only if an entry changed
     gathered = [result for result in results if result is not None]
     combined = combine(gathered + problem_results(discovery.problems, settings), settings)
     if cache is not None and cache.problem is not None:

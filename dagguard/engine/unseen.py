@@ -19,16 +19,21 @@ MAX_MODULE_DEPTH = 8       # dotted names longer than this are not matched again
 
 def unseen_files(results: Sequence[FileResult]) -> list[tuple[FileResult, str]]:
     """(result, reason) for each file whose DAGs went unseen, in the results' order."""
+    candidates = [r for r in results if r.imports_airflow and not r.dag_count and r.unseen_reason is not None]
+    if not candidates:
+        return []
     used = {str(module) for r in results for module in r.depends_on}
-    importers: dict[str, set[Path]] = {}
+    # Files import the same names (`airflow.models` in most): each name's prefixes are made once.
+    by_name: dict[str, list[Path]] = {}
     for result in results:
         for name in result.imports:
-            for prefix in _prefixes(name):
-                importers.setdefault(prefix, set()).add(result.path)
+            by_name.setdefault(name, []).append(result.path)
+    importers: dict[str, set[Path]] = {}
+    for name, paths in by_name.items():
+        for prefix in _prefixes(name):
+            importers.setdefault(prefix, set()).update(paths)
     found = []
-    for result in results:
-        if not result.imports_airflow or result.dag_count or result.unseen_reason is None:
-            continue
+    for result in candidates:
         real = os.path.realpath(result.path)
         if real in used or _imported_by_another(result.path, real, importers):
             continue

@@ -4,6 +4,7 @@ result (the file, the modules it resolved through, the settings, the day) re-che
 from __future__ import annotations
 
 import datetime as dt
+import marshal
 import os
 import shutil
 import subprocess
@@ -16,7 +17,9 @@ import pytest
 
 from dagguard.api import check_paths
 from dagguard.config import Settings, parse_table
-from dagguard.engine.cache import DEFAULT_DIR_NAME
+from dagguard.engine import cache as cache_module
+from dagguard.engine.cache import DEFAULT_DIR_NAME, ResultCache, stored_paths
+from dagguard.engine.run import check_paths as run_check_paths
 from dagguard.engine.parallel import effective_jobs
 from dagguard.rules import ALL_RULES, RULES_BY_CODE
 from dagguard.rules.pages import examples, page_text
@@ -53,7 +56,12 @@ def _check(paths, cache: Path, settings: Settings | None = None, now: dt.datetim
     return check_paths(paths, settings=settings, now=now, jobs=jobs, cache_dir=cache)
 
 
-def _entries(cache: Path) -> list[Path]:
+def _entries(cache: Path) -> list[str]:
+    """The files the cache holds a result for."""
+    return stored_paths(cache)
+
+
+def _packs(cache: Path) -> list[Path]:
     return sorted(p for p in cache.glob("results-v*/*") if not p.name.startswith(".tmp-"))
 
 
@@ -189,14 +197,15 @@ def test_a_damaged_entry_is_ignored_and_rewritten(dags: Path, tmp_path: Path, pa
     monkeypatch.chdir(tmp_path)
     cache = tmp_path / "cache"
     cold = _check([dags], cache)
-    for entry in _entries(cache):
+    stored = _entries(cache)
+    for entry in _packs(cache):
         data = entry.read_bytes()
         entry.write_bytes({"truncated": data[:len(data) // 2], "garbage": os.urandom(len(data)),
                            "foreign": b"\x80\x04\x95" + data[3:], "empty": b"",
                            "bad-checksum": data[:-1] + bytes([data[-1] ^ 1])}[damage])
     parses.clear()
     assert _check([dags], cache) == cold
-    assert len(parses) == len(_entries(cache))   # every file checked again
+    assert len(parses) == len(stored)   # every file checked again
     parses.clear()
     assert _check([dags], cache) == cold
     assert parses == []                          # and the entries rewritten
@@ -373,3 +382,95 @@ def test_markers_go_only_into_a_folder_the_cache_has_to_itself(tmp_path: Path) -
     _check([tmp_path / "orders.py"], shared)
     assert len(_entries(shared)) == 1
     assert not (shared / ".gitignore").exists() and not (shared / "CACHEDIR.TAG").exists()
+
+
+# --- the pack (issue 25): one file per configuration, stats vouching for unchanged files -------
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files the cache reads to hash (not the checker's reads)."""
+    calls: list[str] = []
+    real = cache_module.read_source
+
+    def counting(path, max_bytes):
+        calls.append(Path(path).name)
+        return real(path, max_bytes)
+
+    monkeypatch.setattr(cache_module, "read_source", counting)
+    return calls
+
+
+def test_a_warm_run_trusts_unchanged_stats_and_rechecks_an_edit_that_keeps_size_and_mtime(
+        dags: Path, tmp_path: Path, parses: list[int], reads: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # Files written by a test are seconds old: the racy-clean margin would keep every stat out.
+    monkeypatch.setattr(cache_module, "_RACY_NS", 0)
+    cache = tmp_path / "cache"
+    cold = _check([dags], cache)
+    reads.clear()
+    parses.clear()
+    assert _check([dags], cache) == cold
+    assert reads == [] and parses == []   # nothing read, nothing parsed
+    target = dags / "incident_orders_hourly.py"
+    before = target.stat()
+    text = target.read_text()
+    target.write_text(text.replace("catchup=True", "catchup=Nope"))   # same size, same mtime:
+    assert target.stat().st_size == before.st_size
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert target.stat().st_mtime_ns == before.st_mtime_ns
+    after = _check([dags], cache)
+    assert reads == ["incident_orders_hourly.py"] and len(parses) == 1   # ctime moved: read, re-checked
+    assert after == _check([dags], None) != cold
+
+
+def test_a_file_edited_just_before_its_read_keeps_no_stat(tmp_path: Path, reads: list[str]) -> None:
+    (tmp_path / "orders.py").write_text(HOURLY)
+    cache = tmp_path / "cache"
+    _check([tmp_path / "orders.py"], cache)
+    reads.clear()
+    _check([tmp_path / "orders.py"], cache)
+    assert reads == ["orders.py"]   # within the margin: hashed again, not trusted by its stat
+
+
+def test_a_pack_of_another_dagguard_version_is_ignored_and_replaced(dags: Path, tmp_path: Path, parses: list[int],
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / "cache"
+    with monkeypatch.context() as patch:
+        patch.setattr(cache_module, "__version__", "0.0.1")
+        old = _check([dags], cache)
+    (cache / "results-v1").mkdir()                       # an older format's folder is not read
+    (cache / "results-v1" / "entry").write_bytes(b"old")
+    parses.clear()
+    assert _check([dags], cache) == old
+    assert parses                                        # every file checked again
+    assert len(_packs(cache)) == 2 and len(_entries(cache)) == len(list(dags.glob("*.py")))
+    parses.clear()
+    assert _check([dags], cache) == old and parses == []
+
+
+def test_a_pack_of_an_unexpected_shape_is_a_miss_not_a_traceback(tmp_path: Path, parses: list[int]) -> None:
+    (tmp_path / "orders.py").write_text(HOURLY)
+    cache = tmp_path / "cache"
+    cold = _check([tmp_path / "orders.py"], cache)
+    (pack,) = _packs(cache)
+    stamp = ResultCache(cache, Settings(), NOW)._stamp
+    for entries in ({str(tmp_path / "orders.py"): ("not", "an", "entry")}, {str(tmp_path / "orders.py"): 3}):
+        pack.write_bytes(cache_module._wrap(marshal.dumps((stamp, entries, {}))))
+        parses.clear()
+        assert _check([tmp_path / "orders.py"], cache) == cold
+        assert parses
+    parses.clear()
+    assert _check([tmp_path / "orders.py"], cache) == cold and parses == []   # rewritten
+
+
+def test_two_runs_writing_one_pack_keep_each_others_entries(tmp_path: Path) -> None:
+    for name in ("first.py", "second.py"):
+        (tmp_path / name).write_text(HOURLY.replace("orders_hourly", name[:-3]))
+    cache, settings = tmp_path / "cache", Settings()
+    one, two = ResultCache(cache, settings, NOW), ResultCache(cache, settings, NOW)
+    assert one.lookup_many([tmp_path / "first.py"])[1] == [None]
+    assert two.lookup_many([tmp_path / "second.py"])[1] == [None]   # both read the empty pack
+    run_check_paths([tmp_path / "first.py"], settings, NOW, cache=one)
+    run_check_paths([tmp_path / "second.py"], settings, NOW, cache=two)   # merges what `one` wrote
+    assert _entries(cache) == [str(tmp_path / "first.py"), str(tmp_path / "second.py")]
+    assert not list(cache.glob("results-v*/.tmp-*"))

@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+import pytest
+
 from dagguard.engine.findings import Finding
 from dagguard.engine.runner import CheckResult
 from dagguard.report import formatter
+from dagguard.report.json_format import indented_json
 
 FINDING = Finding(path="dags/a,b.py", line=3, column=5, code="DG101", rule="catchup-without-end-date",
                   severity="error", end_line=3, end_column=17,
@@ -77,3 +80,19 @@ def test_what_fix_left_is_never_marked():
     for name in ("concise", "full", "grouped"):
         assert "DG106 passes schedule_interval" in formatter(name)(left, False), name
         assert "[*] passes" not in formatter(name)(left, False), name
+
+
+@pytest.mark.parametrize("value", [
+    [], {}, [{}], [[]], "plain", 7, None, True, (1, (2,)),
+    {"a": [1, 2, {"b": None, "c": False}], "é": "x\u2028\n\"y\\ \x00 \U0001f600"},
+    [1.5, float("nan"), float("inf"), -0.0, 1e300, -7],
+    {"outer": {1: 2, "z": [1.0, {"q": []}]}},   # non-string keys and floats: json's own text
+], ids=repr)
+def test_indented_json_is_json_dumps_byte_for_byte(value):
+    assert indented_json(value) == json.dumps(value, indent=2)
+
+
+def test_the_json_report_is_json_dumps_of_the_findings():
+    findings = (FINDING, replace(FINDING, message="naïve \"quoted\" line\nbreak", help=None, dag_id=None))
+    result = CheckResult(findings, 1, 1, 0)
+    assert formatter("json")(result, False) == json.dumps([f.to_dict() for f in findings], indent=2) + "\n"

@@ -208,7 +208,7 @@ def test_results_go_to_the_cache_check_uses(project: Path) -> None:
         assert client.close(timeout=30) == 0
     finally:
         client.kill()
-    entries = cache / "results-v1"
+    entries = cache / "results-v2"
     stored = sorted(p.name for p in entries.iterdir())
     assert len(stored) == 1
     env = dict(os.environ, PYTHONPATH=str(WORKTREE), DAGGUARD_CACHE_DIR=str(cache))
