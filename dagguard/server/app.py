@@ -129,12 +129,14 @@ async def publish_all(ls: DagguardServer, checked: Optional[Document] = None) ->
 async def scan(ls: DagguardServer, root: Path) -> None:
     """Check the project's files on disk (one at a time, so a buffer's check waits at most
     for one file) for the DAG sites DG302 compares; then publish what changed."""
+    caches: dict = {}   # one result cache per settings for the whole scan
     try:
         files = await ls.run(ls.state.files_to_scan, root)
         open_paths = {d.path.resolve() for d in ls.state.documents.values() if d.path is not None}
         for path in files:
             if path.resolve() not in open_paths:
-                await ls.run(ls.state.scan_file, path, root)
+                await ls.run(ls.state.scan_file, path, root, caches)
+        await ls.run(ls.state.save_caches, caches)
     except ConfigError as exc:
         ls.show_error(str(exc))
         return

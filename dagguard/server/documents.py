@@ -202,15 +202,30 @@ class ServerState:
             cache.store(document.path, digest, result)
         return result
 
-    def _cache(self, settings: Settings):
-        """The result cache `dagguard check` uses for these settings, unless turned off."""
+    def _cache(self, settings: Settings, shared: Optional[dict[str, Any]] = None):
+        """The result cache `dagguard check` uses for these settings, unless turned off. With
+        `shared` (a scan's), one per settings for all the scan's files: the cache reads its pack
+        once and writes it once (save_caches), where a cache per file would read and write the
+        whole pack for every file."""
         if os.environ.get("DAGGUARD_NO_CACHE"):
             return None
-        from dagguard.engine.cache import ResultCache, cache_directory
+        from dagguard.engine.cache import ResultCache, cache_directory, settings_key
 
+        key = settings_key(settings) if shared is not None else ""
+        if shared is not None and key in shared:
+            return shared[key]
         directory = cache_directory(Path(os.environ["DAGGUARD_CACHE_DIR"]) if os.environ.get("DAGGUARD_CACHE_DIR")
                                     else None, settings)
-        return ResultCache(directory, settings, self.now())
+        cache = ResultCache(directory, settings, self.now())
+        if shared is not None:
+            shared[key] = cache
+        return cache
+
+    @staticmethod
+    def save_caches(shared: dict[str, Any]) -> None:
+        """Write the packs of a scan's caches (see _cache)."""
+        for cache in shared.values():
+            cache.save()
 
     def record(self, document: Document, text: str, result: Optional[FileResult]) -> None:
         with self.lock:
@@ -280,8 +295,9 @@ class ServerState:
             self._scan_indexes[root] = ProjectIndex(project_roots([root], settings.config_path, settings.src, files))
         return files
 
-    def scan_file(self, path: Path, root: Path) -> None:
-        """Check one file on disk for its DAG sites (the cache answers when it can)."""
+    def scan_file(self, path: Path, root: Path, caches: Optional[dict[str, Any]] = None) -> None:
+        """Check one file on disk for its DAG sites (the cache answers when it can). `caches`:
+        the scan's, shared by its files and saved by save_caches at its end."""
         from dagguard.engine.cache import content_digest
         from dagguard.engine.files import MAX_FILE_BYTES, UnreadableFile, read_source
 
@@ -290,7 +306,7 @@ class ServerState:
             data = read_source(path, MAX_FILE_BYTES)
         except UnreadableFile:
             return
-        cache = self._cache(settings)
+        cache = self._cache(settings, caches)
         digest = content_digest(data)
         result = cache.lookup(path, digest) if cache is not None else None
         if result is None:
@@ -300,7 +316,7 @@ class ServerState:
             if result is None:
                 return
             if cache is not None:
-                cache.store(path, digest, result)
+                cache.store(path, digest, result, save=caches is None)
         with self.lock:
             self.disk_results[_resolved(path)] = result
 

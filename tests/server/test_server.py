@@ -391,3 +391,37 @@ def test_the_linter_does_not_load_pygls(project: Path) -> None:
     env = dict(os.environ, PYTHONPATH=str(WORKTREE))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert done.stdout.strip() == "False", done.stderr
+
+
+def test_a_scan_reads_and_writes_the_cache_pack_once(project: Path, monkeypatch) -> None:
+    # The files a scan checks share one result cache per settings: its pack is read once and
+    # written once, not read and rewritten whole for every file of the project.
+    from dagguard.engine import cache as cache_module
+    from dagguard.server.documents import ServerState
+
+    for number in range(5):
+        (project / "dags" / f"d{number}.py").write_text(RISKY.replace("orders_hourly", f"orders_{number}"),
+                                                       encoding="utf-8")
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("DAGGUARD_CACHE_DIR", str(project / "cache"))
+    monkeypatch.delenv("DAGGUARD_NO_CACHE", raising=False)
+    reads = []
+    read_pack = cache_module.ResultCache._read_pack
+    monkeypatch.setattr(cache_module.ResultCache, "_read_pack", lambda self: reads.append(self) or read_pack(self))
+
+    state = ServerState(roots=[project])
+    files = state.files_to_scan(project)
+    caches: dict = {}
+    for path in files:
+        state.scan_file(path, project, caches)
+    state.save_caches(caches)
+    assert len(files) == 5
+    assert len(reads) == 2   # loaded once; read again right before its one write, to merge
+    assert cache_module.stored_paths(project / "cache") == sorted(str(path) for path in files)
+
+    # Another scan answers every file from that pack, with the same results.
+    again = ServerState(roots=[project])
+    for path in again.files_to_scan(project):
+        again.scan_file(path, project, {})
+    assert {p: r.findings for p, r in again.disk_results.items()} == \
+        {p: r.findings for p, r in state.disk_results.items()}
