@@ -34,6 +34,12 @@ def fingerprint(table: Any) -> tuple[int, int, int] | None:
     return table.num_rows, lanes[0], lanes[1]
 
 
+def fingerprint_checksum(found: tuple[int, int, int], kind: str) -> str:
+    """`<rows>:<kind>-<lane 1>.<lane 2>` in hex: a fingerprint as a ledger checksum, compared
+    only with checksums of the same kind (each engine names its own)."""
+    return f"{found[0]}:{kind}-{found[1]:x}.{found[2]:x}"
+
+
 def row_hashes(table: Any) -> Any:
     """One 64-bit hash per row of `table` (its lane 1), as a numpy array; None where fingerprint
     is None. Equal rows of equally typed tables hash equal; a merge compares rows with it."""

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from dagguard.idempotent.arrow.batch import ArrowBatch
 from dagguard.idempotent.batch import AnyBatch
-from dagguard.idempotent.arrow.fingerprint import fingerprint
+from dagguard.idempotent.arrow.fingerprint import fingerprint, fingerprint_checksum
 from dagguard.idempotent.checksum import batch_checksum
 from dagguard.idempotent.engines.delta_query import count_rows, quoted as _q, select_rows, timestamp_literal
 from dagguard.idempotent.errors import IntervalViolationError
@@ -274,7 +274,7 @@ def _scope(spec: Any, schema: Any, bounds: tuple[Any, Any, Any]) -> Scope:
 
 def _as_checksum(found: tuple[int, int, int], engine: Any) -> str:
     """`rows:delta1.6-<lane>.<lane>`: a checksum of its own kind, compared with its kind only."""
-    return f"{found[0]}:delta{'.'.join(str(v) for v in engine.version[:2])}-{found[1]:x}.{found[2]:x}"
+    return fingerprint_checksum(found, "delta" + ".".join(str(v) for v in engine.version[:2]))
 
 
 def _interval_holds(delta_table: Any, scope: Scope, written: Any, mine: tuple[int, int, int] | None) -> bool:

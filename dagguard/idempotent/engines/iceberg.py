@@ -35,7 +35,7 @@ DEFAULT_NAMESPACE = "default"
 # Summary properties of the data commit: the write it records, atomically with the rows.
 PROPERTY_PREFIX = "dagguard."
 # Marks the checksum of an Arrow batch written here: its fingerprint (see _checksum).
-FINGERPRINT_KIND = "iceberg-"
+FINGERPRINT_KIND = "iceberg"
 
 
 class IcebergEngine:
@@ -320,9 +320,10 @@ def _checksum(batch: AnyBatch, mine: tuple[int, int, int] | None) -> str:
     """`rows:iceberg-<lane>.<lane>`, the fingerprint of an Arrow batch (a sum of per-row hashes,
     no sort: 0.1 s for a million rows, where checksum.arrow_checksum sorts on every column);
     Python rows keep the row checksum the SQL engines give them."""
+    from dagguard.idempotent.arrow.fingerprint import fingerprint_checksum
     from dagguard.idempotent.checksum import batch_checksum
 
-    return f"{mine[0]}:{FINGERPRINT_KIND}{mine[1]:x}.{mine[2]:x}" if mine is not None else batch_checksum(batch)
+    return fingerprint_checksum(mine, FINGERPRINT_KIND) if mine is not None else batch_checksum(batch)
 
 
 def _recorded(recorded: str, checksum: str, batch: AnyBatch) -> bool:
@@ -333,7 +334,7 @@ def _recorded(recorded: str, checksum: str, batch: AnyBatch) -> bool:
 
     if recorded == checksum:
         return True
-    return (checksum.partition(":")[2].startswith(FINGERPRINT_KIND) and ARROW_KIND in recorded
+    return (checksum.partition(":")[2].startswith(FINGERPRINT_KIND + "-") and ARROW_KIND in recorded
             and isinstance(batch, ArrowBatch) and batch_checksum(batch) == recorded)
 
 

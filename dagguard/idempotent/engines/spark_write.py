@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from dagguard.idempotent.arrow.fingerprint import fingerprint_checksum
+
 # Writes of one process take turns, from reading the interval to dropping its stale partitions:
 # two threads replacing the same interval's partitions at once could leave some of each one's
 # (Parquet tables detect no conflict), and the session's overwrite mode is set for one write.
@@ -50,7 +52,8 @@ def fingerprint(frame: Any, columns: list[str]) -> tuple[int, int, int]:
 
 def as_checksum(found: tuple[int, int, int], version: tuple[int, ...]) -> str:
     """`rows:spark4.3-<hex>.<hex>`: a checksum of its own kind, compared with its kind only."""
-    return f"{found[0]}:spark{'.'.join(str(v) for v in version[:2])}-{found[1] & (2**128 - 1):x}.{found[2] & (2**64 - 1):x}"
+    return fingerprint_checksum((found[0], found[1] & (2**128 - 1), found[2] & (2**64 - 1)),
+                                "spark" + ".".join(str(v) for v in version[:2]))
 
 
 def plan_merge(current: Any, batch: Any, keys: tuple[str, ...], table_columns: list[str],
