@@ -128,3 +128,61 @@ def test_a_helper_of_the_imported_task_in_its_own_module_is_followed(tmp_path):
         .replace("datetime.now().strftime", "_today().strftime")
     found = _dg202(tmp_path, {"dags/tasks/export.py": helper, "dags/orders.py": _orders()})
     assert [(Path(f.path).name, f.line) for f in found] == [("orders.py", CALL_LINE)]
+
+
+# A PythonOperator's `python_callable=` naming a project module's function: its body is read there
+# the same way, and reported at the operator.
+EXPORT_CALLABLE = EXPORT.replace("from airflow.sdk import task\n\n\n@task\n", "\n\n")
+OPERATOR_ORDERS = """\
+import pendulum
+from airflow.sdk import DAG
+from airflow.providers.standard.operators.python import PythonOperator
+{imports}
+
+with DAG("orders", schedule={schedule}, start_date=pendulum.datetime(2025, 1, 1, tz="UTC"), catchup=False):
+    PythonOperator(task_id="export", python_callable={callable}){noqa}
+"""
+OPERATOR_LINE = 7
+
+
+def _operator_orders(imports="from tasks.export import export_orders", callable="export_orders",
+                     schedule='"@hourly"', noqa=""):
+    return OPERATOR_ORDERS.format(imports=imports, callable=callable, schedule=schedule, noqa=noqa)
+
+
+@pytest.mark.parametrize("imports, callable", [
+    ("from tasks.export import export_orders", "export_orders"),
+    ("from tasks.export import export_orders as run_export", "run_export"),
+    ("from tasks import export", "export.export_orders"),
+])
+def test_an_imported_python_callable_reading_the_clock_is_reported_at_the_operator(tmp_path, imports, callable):
+    found = _dg202(tmp_path, {"dags/tasks/__init__.py": "", "dags/tasks/export.py": EXPORT_CALLABLE,
+                              "dags/orders.py": _operator_orders(imports, callable)})
+    assert [(Path(f.path).name, f.line, f.column) for f in found] == [("orders.py", OPERATOR_LINE, 5)], \
+        [f"{f.path}:{f.line} {f.message}" for f in found]
+    assert found[0].message.startswith("task 'export' calls datetime.now() (")
+    assert "export.py:5) in its body" in found[0].message.replace("\\", "/")
+
+
+def test_an_imported_python_callable_keyed_on_its_interval_is_silent(tmp_path):
+    keyed = KEYED_EXPORT.replace("from airflow.sdk import task\n\n\n@task\n", "\n\n")
+    assert _dg202(tmp_path, {"dags/tasks/export.py": keyed, "dags/orders.py": _operator_orders()}) == []
+
+
+def test_an_imported_python_callable_given_the_interval_in_op_kwargs_is_read_with_it(tmp_path):
+    # The parameter is passed by the operator, not looked up in the context: still no clock read.
+    keyed = KEYED_EXPORT.replace("from airflow.sdk import task\n\n\n@task\n", "\n\n")
+    orders = _operator_orders(callable='export_orders, op_kwargs={"data_interval_start": "{{ ds }}"}')
+    assert _dg202(tmp_path, {"dags/tasks/export.py": keyed, "dags/orders.py": orders}) == []
+
+
+def test_an_imported_python_callable_of_a_dag_on_no_schedule_or_under_noqa_is_silent(tmp_path):
+    files = {"dags/tasks/export.py": EXPORT_CALLABLE}
+    assert _dg202(tmp_path, {**files, "dags/orders.py": _operator_orders(schedule="None")}) == []
+    assert _dg202(tmp_path, {**files, "dags/orders.py": _operator_orders(noqa="  # noqa: DG202")}) == []
+
+
+def test_a_python_callable_of_another_package_is_not_read(tmp_path):
+    # Only the project's own modules are read: a library function has no body here.
+    orders = _operator_orders(imports="from time import time", callable="time")
+    assert _dg202(tmp_path, {"dags/orders.py": orders}) == []

@@ -210,13 +210,15 @@ class _Builder:
         args = call_arguments(call, evaluator)
         task_id_arg = args.get("task_id")
         task_id = task_id_arg.value if task_id_arg and isinstance(task_id_arg.value, str) else None
-        python_callable, callable_scope = None, None
+        python_callable, callable_scope, imported = None, None, None
         target = args.get("python_callable")
         if target is not None:
             python_callable, callable_scope = self.local_function(target.node, ctx.scope)
+            if python_callable is None:
+                imported = self.imported_function(target.node, ctx.scope)
         return TaskModel(task_id=task_id, kind="operator", operator=qual, node=call, args=args,
                          callable=python_callable, callable_scope=callable_scope, group_id=ctx.group,
-                         scope=ctx.scope, nesting=ctx.nesting)
+                         scope=ctx.scope, nesting=ctx.nesting, imported=imported)
 
     def is_operator_call(self, call: cst.Call, scope: Scope) -> bool:
         """`SomeOperator(...)` or `SomeOperator.partial(...)`, of a class Airflow ships, of a
@@ -239,6 +241,21 @@ class _Builder:
             if isinstance(binding, FunctionBinding):
                 return binding.node, function_scope(binding.node, scope)
         return None, None
+
+    def imported_function(self, expr: cst.BaseExpression, scope: Scope) -> Optional[ImportedFunction]:
+        """A project module's function `expr` names through an import (`python_callable=export`
+        after `from lib.tasks import export`, or `tasks.export`): its body is read in its own module
+        only where a rule asks, as an imported @task function's is."""
+        if self.resolver.index is None:
+            return None
+        if isinstance(expr, cst.Name):
+            found = scope.function(expr.value)   # this file's functions are local_function's
+        elif isinstance(expr, cst.Attribute):
+            qual, link = scope.qualname(expr), scope.project_link()
+            found = link.function(qual) if qual is not None and link is not None else None
+        else:
+            return None
+        return None if found is None else ImportedFunction(*found)
 
     def taskflow_function(self, expr: cst.BaseExpression, scope: Scope) -> Optional[cst.FunctionDef]:
         if isinstance(expr, cst.Name):
