@@ -368,11 +368,23 @@ class ResultCache:
         # The tag and the `*` .gitignore go only into a folder the cache has to itself: one it
         # creates, or an empty one (`--cache-dir .` must not hide a project from git).
         fresh = not self.directory.exists() or not any(self.directory.iterdir())
+        if not fresh and not self.packs.exists():
+            _remove_older_formats(self.directory)
         self.packs.mkdir(parents=True, exist_ok=True)
         if fresh:
             for name, text in (("CACHEDIR.TAG", _CACHEDIR_TAG), (".gitignore", "# Created by dagguard.\n*\n")):
                 _write_atomically(self.directory / name, text.encode())
         self._ready = True
+
+
+def _remove_older_formats(directory: Path) -> None:
+    """Delete the packs of older cache formats, which this version never reads: done once, when
+    this format's folder is first made, so an upgrade does not leave them behind for good."""
+    import shutil
+
+    for folder in directory.glob("results-v*"):
+        if folder.name != _PACKS and folder.name[len("results-v"):].isdigit() and folder.is_dir():
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _wrap(payload: bytes) -> bytes:

@@ -474,3 +474,16 @@ def test_two_runs_writing_one_pack_keep_each_others_entries(tmp_path: Path) -> N
     run_check_paths([tmp_path / "second.py"], settings, NOW, cache=two)   # merges what `one` wrote
     assert _entries(cache) == [str(tmp_path / "first.py"), str(tmp_path / "second.py")]
     assert not list(cache.glob("results-v*/.tmp-*"))
+
+
+def test_an_older_formats_packs_are_deleted_when_this_format_first_writes(dags: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "results-v1" / "ab").mkdir(parents=True)    # format 1 kept an entry file per checked file
+    (cache / "results-v1" / "ab" / "entry").write_bytes(b"old")
+    (cache / "results-vnext").mkdir()                    # not a format folder of ours: kept
+    (cache / "notes.txt").write_text("mine")
+    first = _check([dags], cache)
+    assert not (cache / "results-v1").exists()
+    assert (cache / "results-vnext").is_dir() and (cache / "notes.txt").read_text() == "mine"
+    assert len(_entries(cache)) == len(list(dags.glob("*.py"))) and _check([dags], cache) == first
