@@ -56,6 +56,8 @@ class Settings:
     force_exclude: bool = False    # exclude (and ignore files) apply to paths given explicitly too
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     airflow_version: str = "3"
+    # Where an airflow-version the config does not set was read (airflow_pin.py), for --show-settings.
+    airflow_version_from: Optional[str] = None
     max_catchup_runs: int = 500
     create_cron_data_intervals: bool = False
     # The values DG102/DG103's fixes write.
@@ -377,13 +379,28 @@ def discover_settings(paths: list[Path], config: Optional[Path] = None,
                       overrides: Mapping[str, Any] = {}) -> Settings:
     """Settings from `--config`, else the nearest pyproject.toml above the checked paths, with
     `overrides` (`--config KEY=VALUE`) on top."""
-    if config is not None:
-        return load_file(config, overrides)
     anchor = _common_folder(paths) if paths else Path.cwd()
-    found = find_pyproject(anchor)
-    if found:
-        return load_file(found, overrides)
-    return replace(parse_table(overrides, Path("--config")), config_path=None) if overrides else Settings()
+    found = config if config is not None else find_pyproject(anchor)
+    if found is not None:
+        table = {**read_table(found), **overrides}
+        settings = parse_table(table, found.resolve())
+    else:
+        table = dict(overrides)
+        settings = replace(parse_table(overrides, Path("--config")), config_path=None) if overrides else Settings()
+    if "airflow-version" in table:
+        return settings
+    return with_airflow_pin(settings, anchor)
+
+
+def with_airflow_pin(settings: Settings, anchor: Path) -> Settings:
+    """`settings` with the Airflow major version the project around `anchor` pins, when it pins
+    one (airflow_pin.py); the configured default otherwise."""
+    from dagguard.airflow_pin import find_airflow_pin
+
+    pin = find_airflow_pin(anchor)
+    if pin is None:
+        return settings
+    return replace(settings, airflow_version=pin.major, airflow_version_from=pin.source)
 
 
 def _common_folder(paths: list[Path]) -> Path:
@@ -423,7 +440,10 @@ def describe(settings: Settings, enabled: Iterable[str]) -> str:
     lines = [f"# config file: {settings.config_path or 'none (defaults)'}", "[tool.dagguard]"]
     for key, (attr, _) in _converters(Path("-")).items():
         if attr != "dag_factories" and getattr(settings, attr) is not None:  # cache-dir unset: the default
-            lines.append(f"{key} = {_toml_value(getattr(settings, attr), table=attr in _TABLE_SETTINGS)}")
+            line = f"{key} = {_toml_value(getattr(settings, attr), table=attr in _TABLE_SETTINGS)}"
+            if attr == "airflow_version" and settings.airflow_version_from is not None:
+                line += f"   # the project's pin: {settings.airflow_version_from}"
+            lines.append(line)
     for declared in settings.dag_factories:   # sub-tables come after the table's own keys
         lines.append(f'[tool.dagguard.dag-factories."{declared.qualname}"]')
         lines.append(f"defaults = {_toml_value(declared.defaults, table=True)}")

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PARTS = {
     "dagguard": "basics", "dagguard.extras": "basics", "dagguard.progress": "basics",
     "dagguard.config": "config", "dagguard.rule_codes": "config",
-    "dagguard.rule_info": "config",
+    "dagguard.rule_info": "config", "dagguard.airflow_pin": "config",
     "dagguard.model": "model",
     "dagguard.model.basics": "model.basics", "dagguard.model.sql": "model.sql",
     "dagguard.model.project": "model.project", "dagguard.model.dags": "model.dags",
