@@ -130,7 +130,8 @@ def check_source(source: Union[bytes, str], path: Path, settings: Settings, now:
     if project is not None and line_of is None and not any(dag.scope.whole is model.scope for dag in model.dags):
         # No DAG of its own at module level: a factory or helper module, which other files import.
         project.remember(path, module)
-    context = RuleContext(path=path, settings=settings, now=now, place_of=_placer(module, shown, line_of))
+    context = RuleContext(path=path, settings=settings, now=now, place_of=_placer(module, shown, line_of),
+                          line_of=lambda node: _line(module, module, node, line_of))
     reports: list[tuple[Rule, Report]] = []
     errors: list[str] = []
     for rule in ALL_RULES:
@@ -300,13 +301,19 @@ def _placer(module: cst.Module, shown: str,
     """RuleContext.place_of for this file: `path:line` of a node, here or in a project module."""
     def place_of(path: Optional[Path], home: Optional[cst.Module], node: cst.CSTNode) -> str:
         where = display_path(path) if path is not None else shown
-        tree = home if home is not None else module
-        span = locate(tree, [node]).get(id(node))
-        if span is None:
-            return where
-        line = line_of(span.line) if tree is module and line_of is not None else span.line
-        return f"{where}:{line}"
+        line = _line(module, home if home is not None else module, node, line_of)
+        return where if line is None else f"{where}:{line}"
     return place_of
+
+
+def _line(module: cst.Module, tree: cst.Module, node: cst.CSTNode,
+          line_of: Optional[Callable[[int], int]]) -> Optional[int]:
+    """The line of `node` in `tree`, mapped to the user's file when `tree` is the checked module
+    (`line_of`: a notebook cell's or a YAML DAG's lines)."""
+    span = locate(tree, [node]).get(id(node))
+    if span is None:
+        return None
+    return line_of(span.line) if tree is module and line_of is not None else span.line
 
 
 def _fallbacks(report: Report) -> tuple[cst.CSTNode, ...]:

@@ -92,8 +92,7 @@ def _moving(arg: Optional[ArgValue], call_scope: Scope, here: Scope) -> Optional
 
 def _calls(calls: Iterable[DagModel], context: RuleContext) -> str:
     """`the call on line 9` / `the calls on lines 9 and 11` (of the checked file)."""
-    lines = sorted({int(line) for dag in calls
-                    if (line := context.place_of(None, None, dag.report_node).rpartition(":")[2]).isdigit()})
+    lines = sorted({line for dag in calls if (line := context.line_of(dag.report_node)) is not None})
     if not lines:
         return "its calls"
     if len(lines) == 1:

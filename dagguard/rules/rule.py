@@ -23,6 +23,10 @@ def _no_place(path: Optional[Path], module: Any, node: Any) -> str:
     return str(path) if path is not None else "this file"
 
 
+def _no_line(node: Any) -> Optional[int]:
+    return None
+
+
 @dataclass(frozen=True)
 class RuleContext:
     path: Path
@@ -31,6 +35,8 @@ class RuleContext:
     # `common/config.py:12`: where a node of this file (path and module None) or of a project
     # module is, for a message naming a place other than the finding's. The engine locates it.
     place_of: Callable[[Optional[Path], Any, Any], str] = _no_place
+    # The line of a node of this file as the user sees it (None when it is not in the file).
+    line_of: Callable[[Any], Optional[int]] = _no_line
 
 
 @dataclass(frozen=True)
