@@ -69,6 +69,28 @@ def test_chain_pairs_equal_lists_and_cross_downstream_links_all():
     assert found["d.z"] == ["x", "y"]
 
 
+def test_chain_spreads_a_starred_list_as_airflow_does():
+    found = upstream('with DAG("d", schedule=None):\n' + ops("a", "b", "c", "d", "e", "x", "y") + """
+    steps = [b, c]
+    chain(a, *steps, d)
+    chain(*(d, e))
+    chain_linear(*[x, [y]])
+""")
+    assert found["d.b"] == ["a"] and found["d.c"] == ["a", "b"]
+    assert found["d.d"] == ["a", "b", "c"] and found["d.e"] == ["a", "b", "c", "d"]
+    assert found["d.y"] == ["x"]
+
+
+def test_chain_with_a_spread_of_unknown_length_links_nothing():
+    # Which task follows which depends on the comprehension's length: no edge is guessed.
+    found = upstream('with DAG("d", schedule=None):\n' + ops("a", "b", "c") + """
+    chain(a, *[EmptyOperator(task_id=f"t{i}") for i in range(3)], b)
+    chain(*c.downstream_list)
+    chain(a, *unknown, c)
+""")
+    assert found["d.b"] == [] and found["d.c"] == []
+
+
 def test_chain_linear_links_every_pair_of_neighbours():
     found = upstream('with DAG("d", schedule=None):\n' + ops("a", "b1", "b2", "c") + """
     chain_linear(a, [b1, b2], c)

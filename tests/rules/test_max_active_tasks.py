@@ -71,6 +71,20 @@ fourth = BashOperator(task_id="fourth", bash_command="echo", dag=made)
 first.set_downstream(second)
 chain(second, third, fourth)
 """, False),
+    # `chain(*steps)`: Airflow spreads the list, one straight chain of six tasks.
+    "a_spread_list_in_chain": ("""
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    first = BashOperator(task_id="first", bash_command="echo")
+    second = BashOperator(task_id="second", bash_command="echo")
+    steps = [first, second, BashOperator(task_id="third", bash_command="echo"),
+             BashOperator(task_id="fourth", bash_command="echo"), BashOperator(task_id="fifth", bash_command="echo"),
+             BashOperator(task_id="sixth", bash_command="echo")]
+    chain(*steps)
+""", False),
+    "a_spread_of_unknown_order_in_chain": ("""
+with DAG("d", schedule="@daily", start_date=START, max_active_runs=1):
+    chain(*[BashOperator(task_id=f"step_{i}", bash_command="echo") for i in range(6)])
+""", True),
     "plain_calls_at_module_level": ("""
 import datetime
 import os

@@ -235,14 +235,16 @@ class _EdgeBuilder:
             else:
                 self.edges(other, owner)
             return
-        if any(arg.star or arg.keyword is not None for arg in node.args):
+        if any(arg.keyword is not None for arg in node.args):
             return
         if scope.resolves_to(func, CHAIN_FUNCTIONS):
-            for before, after in _pairs(node):
+            for before, after in _pairs(_chained(node, scope)):
                 self.chain_pair(before, after, scope)
         elif scope.resolves_to(func, CHAIN_LINEAR_FUNCTIONS):
-            for before, after in _pairs(node):
+            for before, after in _pairs(_chained(node, scope)):
                 self.edges(self.operand(before, scope), self.operand(after, scope))
+        elif any(arg.star for arg in node.args):
+            return
         elif scope.resolves_to(func, CROSS_DOWNSTREAM_FUNCTIONS) and len(node.args) == 2:
             self.edges(self.operand(node.args[0].value, scope), self.operand(node.args[1].value, scope))
 
@@ -257,6 +259,27 @@ class _EdgeBuilder:
         self.edges(self.operand(before, scope), self.operand(after, scope))
 
 
-def _pairs(call: cst.Call) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression]]:
-    values = [arg.value for arg in call.args]
+def _chained(call: cst.Call, scope: Scope) -> list[cst.BaseExpression]:
+    """chain()'s operands in order, `*[a, b]` and `*steps` (a name bound once to a list or tuple
+    display) spread as Airflow spreads them; none when a spread operand is not such a display
+    (`chain(*[make(i) for i in ...])`): its neighbours' order is unknown."""
+    values: list[cst.BaseExpression] = []
+    for arg in call.args:
+        if not arg.star:
+            values.append(arg.value)
+            continue
+        spread = arg.value
+        for _ in range(MAX_NAME_DEPTH):
+            binding = scope.single(spread.value) if arg.star == "*" and isinstance(spread, cst.Name) else None
+            if not isinstance(binding, ConstantBinding):
+                break
+            spread = binding.value
+        if arg.star != "*" or not isinstance(spread, (cst.List, cst.Tuple)) \
+                or any(isinstance(element, cst.StarredElement) for element in spread.elements):
+            return []
+        values.extend(element.value for element in spread.elements)
+    return values
+
+
+def _pairs(values: list[cst.BaseExpression]) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression]]:
     return zip(values, values[1:])
