@@ -4,7 +4,8 @@ Airflow 2 and 3 differ in defaults the schedule rules read (catchup is on in 2, 
 Airflow 2 project checked as 3 misses the very flood the README opens with. As ruff takes its
 target version from `requires-python`, dagguard takes the Airflow version from where teams pin
 it: the dependencies of a pyproject.toml (PEP 621 and Poetry), requirements and constraints
-files, and the `apache/airflow:<tag>` image of a Dockerfile or compose file. The search starts
+files, and the Airflow image of a Dockerfile or compose file (`apache/airflow:<tag>`, Astronomer's
+`astro-runtime:<tag>`). The search starts
 in the folder of the config in use (else the checked paths' common folder) and goes up to the
 project's root (a folder with `.git` or a pyproject.toml); the first folder whose files name
 Airflow decides, when its pins that settle a major version (`==2.9.3`, `>=2.7,<3`, `^2.9`, an
@@ -30,7 +31,11 @@ MAJORS = ("2", "3")
 _REQUIREMENT = re.compile(r"^\s*apache[-_.]airflow(?:[-_.]core)?(?![-_.\w])\s*(?:\[[^\]]*\])?\s*(?P<spec>[^;#]*)",
                           re.IGNORECASE)
 _NAME = re.compile(r"apache[-_.]airflow(?:[-_.]core)?", re.IGNORECASE)
-_IMAGE = re.compile(r"\bapache/airflow:(?P<tag>[\w.-]+)")
+# Airflow's own image, and Astronomer's older certified images, are tagged with Airflow's version.
+_IMAGE = re.compile(r"\b(?:apache/airflow|astronomer/ap-airflow):(?P<tag>[\w.-]+)")
+# Astro Runtime numbers itself: `3.1-11` is Airflow 3.1; `4.0.0` to `12.x.y` are Airflow 2.2 to 2.10
+# (and the older `3.0.x`, Airflow 2.1): a dash after two numbers tells the new scheme.
+_ASTRO = re.compile(r"\bastro-runtime:(?P<tag>[\w.-]+)")
 _EXACT = re.compile(r"^===?\s*v?(?P<major>\d+)(?:\.|$)")
 _LEADING = re.compile(r"^v?(?P<major>\d+)\.\d")
 _TEXT_FILES = re.compile(r"^(requirements|constraints).*\.(txt|in)$|^Dockerfile|\.Dockerfile$|^(docker-)?compose.*\.ya?ml$",
@@ -82,7 +87,11 @@ def _pins(folder: Path, names: list[str]) -> Iterator[tuple[Optional[str], str]]
                 for image in _IMAGE.finditer(line):
                     leading = _LEADING.match(image.group("tag"))
                     if leading is not None:   # `latest`, `slim-latest` pin nothing
-                        yield _known(leading.group("major")), f"{name} (apache/airflow:{image.group('tag')})"
+                        yield _known(leading.group("major")), f"{name} ({image.group(0)})"
+                for image in _ASTRO.finditer(line):
+                    major = _astro_runtime_major(image.group("tag"))
+                    if major is not None:
+                        yield major, f"{name} ({image.group(0)})"
 
 
 def _pyproject_pins(path: Path) -> Iterator[tuple[Optional[str], str]]:
@@ -151,6 +160,14 @@ def _major_of_specifier(spec: str) -> Optional[str]:
     majors = {major for major in MAJORS
               if any(allowed.contains(f"{major}.{minor}", prereleases=True) for minor in ("0", "5", "10.5", "99"))}
     return majors.pop() if len(majors) == 1 else None
+
+
+def _astro_runtime_major(tag: str) -> Optional[str]:
+    new_scheme = re.match(r"(\d+)\.\d+-\d+", tag)
+    if new_scheme is not None:
+        return _known(new_scheme.group(1))
+    old_scheme = re.match(r"(\d+)\.\d+\.\d+", tag)
+    return "2" if old_scheme is not None and 3 <= int(old_scheme.group(1)) <= 12 else None
 
 
 def _known(major: str) -> Optional[str]:

@@ -41,6 +41,9 @@ def _project(root: Path, files: dict[str, str]) -> Path:
     ("constraints.txt", "apache-airflow==3.0.6\n", "3"),
     ("Dockerfile", "FROM apache/airflow:2.9.2-python3.11\nRUN pip install x\n", "2"),
     ("docker-compose.yaml", "x-airflow-common:\n  image: ${AIRFLOW_IMAGE_NAME:-apache/airflow:3.1.3}\n", "3"),
+    ("Dockerfile", "FROM quay.io/astronomer/astro-runtime:11.18.0\n", "2"),         # Astro Runtime 11: Airflow 2.9
+    ("Dockerfile", "FROM quay.io/astronomer/astro-runtime:3.1-11-python-3.12\n", "3"),  # Runtime 3.1-11: Airflow 3.1
+    ("Dockerfile", "FROM quay.io/astronomer/ap-airflow:2.3.0-onbuild\n", "2"),
     ("pyproject.toml", '[project]\nname = "p"\ndependencies = ["apache-airflow>=2.8,<3"]\n', "2"),
     ("pyproject.toml", '[project]\nname = "p"\n[project.optional-dependencies]\nrun = ["apache-airflow==3.1.*"]\n', "3"),
     ("pyproject.toml", '[tool.poetry.dependencies]\npython = "^3.11"\napache-airflow = "^2.9"\n', "2"),
