@@ -171,3 +171,16 @@ def test_lake_results_without_a_plain_row_print_their_hand_ratios(bench):
     with_cpu = bench.lake_result("iceberg", ["note"], times, cpu)
     assert set(with_cpu["cpu_ratios_to_hand"]) == set(result["ratios_to_hand"])
     assert "CPU seconds x hand: replace 1.10x / 1.10x / 1.10x" in bench.format_table([with_cpu], bench.STRATEGIES)
+
+
+def test_the_profile_splits_a_delta_write_into_its_phases(capsys):
+    # benchmarks/idempotent_profile.py prices a Delta write's guarantees too: the fingerprint,
+    # the ledger table, the rerun check, the count of replaced rows.
+    pytest.importorskip("deltalake")
+    from benchmarks import idempotent_profile
+
+    assert idempotent_profile.main(["delta", "overwrite_partition", "unchanged", "--rows", "200", "--runs", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "delta overwrite_partition/unchanged, 200 rows" in printed
+    for phase in ("checksum", "ledger", "rerun check", "count", "without guarantees"):
+        assert f"  {phase}" in printed
