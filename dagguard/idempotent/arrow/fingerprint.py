@@ -30,8 +30,8 @@ from dagguard.idempotent.arrow.text_hash import BASE, text_words
 _SEEDS = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F)
 _NULL = 0x5BD1E9955BD1E995
 _MASK = 2**64 - 1
-# Tables of at least two parts of this many rows are fingerprinted in parts on threads, at most
-# this many (one per core).
+# Tables of at least two parts of this many rows are fingerprinted in parts on threads, one per
+# core this process may use, at most this many.
 _PART_ROWS = 250_000
 _MAX_THREADS = 4
 
@@ -66,13 +66,15 @@ def _in_parts(table: Any, job: Callable[[Any], Any]) -> list[Any] | None:
         import numpy  # noqa: F401
     except ImportError:
         return None
-    parts = max(1, min(os.cpu_count() or 1, _MAX_THREADS, table.num_rows // _PART_ROWS))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    parts = max(1, min(cores, _MAX_THREADS, table.num_rows // _PART_ROWS))
     if parts == 1:
         return [job(table)]
     size = -(-table.num_rows // parts)
-    slices = [table.slice(start, size) for start in range(0, table.num_rows, size)]
-    with ThreadPoolExecutor(len(slices)) as pool:
-        return list(pool.map(job, slices))
+    first, *others = [table.slice(start, size) for start in range(0, table.num_rows, size)]
+    with ThreadPoolExecutor(len(others)) as pool:  # (the first part in this thread)
+        started = [pool.submit(job, part) for part in others]
+        return [job(first)] + [future.result() for future in started]
 
 
 def fingerprint_checksum(found: tuple[int, int, int], kind: str) -> str:
