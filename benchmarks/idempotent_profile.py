@@ -20,6 +20,12 @@ they were free. The product is not changed to measure it.
     python benchmarks/idempotent_profile.py duckdb replace first
     python benchmarks/idempotent_profile.py postgres merge changed --rows 1000000 --runs 3
     python benchmarks/idempotent_profile.py sqlite merge changed --top 30  # and the profile
+    python benchmarks/idempotent_profile.py delta replace first    # delta-rs, a local lake
+
+On Delta Lake the checksum is the numpy fingerprint of the batch (arrow/fingerprint.py); the
+ledger is its own small Delta table; "rerun check" is the log read that recognises a rerun and,
+after a commit from elsewhere, the interval's rows read back and fingerprinted; "count" is the
+count of the rows a write replaces. The fingerprint's threads are timed as its call's wall time.
 """
 
 from __future__ import annotations
@@ -51,6 +57,12 @@ PHASES = {
     # the exact reading of each), so the DELETE takes exactly the interval's rows.
     "time survey": [("engines/sqlite.py", "_other_forms_near")],
 }
+# Delta Lake's: the batch's numpy fingerprint, its ledger table, the log read that tells a rerun
+# (or the interval's rows read back and compared), the count of the rows a write replaces.
+PHASES["checksum"] += [("arrow/fingerprint.py", "fingerprint")]
+PHASES["ledger"] += [("engines/delta_ledger.py", "last_checksum"), ("engines/delta_ledger.py", "record_write")]
+PHASES["rerun check"] = [("engines/delta_write.py", "untouched_since"), ("engines/delta_write.py", "_interval_holds")]
+PHASES["count"] = [("engines/delta_query.py", "count_rows")]
 
 
 def phase_seconds(profile: cProfile.Profile) -> dict[str, float]:
@@ -70,13 +82,15 @@ def rig_for(engine: str, workdir: Path, setup: Any) -> tuple[Any, Any]:
         return bench.sqlite_rig(workdir, setup), None
     if engine == "duckdb":
         return bench.duckdb_rig(workdir, setup), None
+    if engine == "delta":
+        return bench.delta_rig(workdir, setup), None
     return bench.postgres_rig(workdir, setup)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Time and profile one case; print the phases of the best write and both times."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("engine", choices=["sqlite", "duckdb", "postgres"])
+    parser.add_argument("engine", choices=["sqlite", "duckdb", "postgres", "delta"])
     parser.add_argument("strategy", choices=list(bench.STRATEGIES))
     parser.add_argument("scenario", choices=list(bench.SCENARIOS))
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -88,7 +102,10 @@ def main(argv: list[str] | None = None) -> int:
     rig, cleanup = rig_for(args.engine, workdir, bench.Setup("arrow"))
     try:
         rig.prepare("bench_base", [inputs.other], None)
-        rig.prepare("bench_full", [inputs.other], inputs)
+        if rig.templates_per_strategy:  # (Delta: the rerun starts from its own strategy's write)
+            rig.prepare(bench.full_template(rig, args.strategy), [inputs.other], inputs, args.strategy)
+        else:
+            rig.prepare("bench_full", [inputs.other], inputs)
         hand_case = bench.Case(args.strategy, args.scenario, hand=True)
         best_hand, best = float("inf"), (float("inf"), None)
         for _ in range(args.runs):
@@ -116,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def profile_write(rig: Any, strategy: str, scenario: str, inputs: Any, profile: cProfile.Profile) -> float:
     """Seconds of one write_interval under `profile`, from a fresh copy; checked afterwards."""
-    handle = rig.fresh("bench_base" if scenario == "first" else "bench_full")
+    handle = rig.fresh("bench_base" if scenario == "first" else bench.full_template(rig, strategy))
     changed = scenario == "changed"
     try:
         started = time.perf_counter()

@@ -27,7 +27,9 @@ the benchmark writes another interval of ``--rows`` rows (2026-01-02) into it:
 * each strategy (replace, merge, overwrite_partition) through ``write_interval``:
   ``first`` (the interval is absent), ``unchanged`` (the interval already holds exactly these
   rows, written earlier by ``write_interval`` so the ledger has its entry, as a rerun finds
-  it), ``changed`` (the same rerun with other values in ``--changed-fraction`` of the rows).
+  it; on Delta Lake and Iceberg written by the same strategy, whose commit a rerun finds in
+  the table's log or snapshots), ``changed`` (the same rerun with other values in
+  ``--changed-fraction`` of the rows).
 
 Every timed run starts from a fresh copy of a prepared database (a file copy for SQLite and
 DuckDB, ``CREATE DATABASE ... TEMPLATE`` for PostgreSQL), so no run sees another's garbage;
@@ -333,6 +335,16 @@ class EngineRig:
     hand: Callable[..., None] | None = None
     # the strategies written by hand (SQLite's upsert needs a unique key)
     hand_strategies: tuple[str, ...] = STRATEGIES
+    # True: each strategy's unchanged and changed cases start from the interval as that
+    # strategy wrote it (a rerun of overwrite_partition finds its own commit in a Delta table's
+    # log); prepare then takes the strategy as a fourth argument. False: as replace wrote it.
+    templates_per_strategy: bool = False
+
+
+def full_template(rig: EngineRig, strategy: str) -> str:
+    """The template a rerun of `strategy` starts from: the interval written before, with its
+    ledger entry."""
+    return f"bench_full_{strategy}" if rig.templates_per_strategy and strategy in STRATEGIES else "bench_full"
 
 
 def file_rig(name: str, workdir: Path, connect: Callable[[Path], Any],
@@ -452,20 +464,23 @@ def plain_delta(lake: Any, rows: Any, form: str) -> None:
 def delta_rig(workdir: Path, setup: Setup) -> EngineRig:
     """Local Delta lakes (folders) in the work directory; a fresh copy is a copy of the folder."""
     import pyarrow as pa
-    from deltalake import DeltaTable, write_deltalake
+    from deltalake import DeltaTable
 
     from dagguard.idempotent.engines.delta import DeltaLake
 
-    def prepare(template: str, loads: list[Any], written: Inputs | None) -> None:
+    def prepare(template: str, loads: list[Any], written: Inputs | None, strategy: str = "replace") -> None:
         lake = workdir / f"{template}.delta"
         shutil.rmtree(lake, ignore_errors=True)
-        table = DeltaTable.create(str(lake / TABLE), schema=pa.schema([
+        DeltaTable.create(str(lake / TABLE), schema=pa.schema([
             pa.field("k", pa.int64(), nullable=False), pa.field("ts", pa.timestamp("us", tz="UTC"), nullable=False),
             ("ds", pa.date32()), ("v", pa.string()), ("amount", pa.float64())]))
         for rows in loads:
-            write_deltalake(table, rows if setup.form == "arrow" else to_arrow(rows), mode="append")
+            # Through dagguard, as a pipeline's earlier intervals are: the table's ledger exists, as
+            # the SQL engines' templates have theirs, and a first write appends to it.
+            write_interval(DeltaLake(str(lake)), TABLE, rows if setup.form == "arrow" else to_arrow(rows), OTHER,
+                           time_column="ts", strategy="replace")
         if written is not None:
-            write_target(DeltaLake(str(lake)), written)
+            write_target(DeltaLake(str(lake)), written, strategy)
 
     def fresh(template: str) -> Any:
         copy = workdir / f"run-{uuid.uuid4().hex[:8]}.delta"
@@ -478,7 +493,7 @@ def delta_rig(workdir: Path, setup: Setup) -> EngineRig:
     return EngineRig("delta", prepare, fresh, discard, plain_delta,
                      ["by hand: write_deltalake(mode='overwrite', predicate=<interval> / <ds = day>), "
                       "DeltaTable.merge(predicate='t.k = s.k AND <interval>').when_matched_update_all()"
-                      ".when_not_matched_insert_all()"], hand=delta_by_hand)
+                      ".when_not_matched_insert_all()"], hand=delta_by_hand, templates_per_strategy=True)
 
 
 def _delta_totals(lake: Any) -> list[tuple[Any, int, float]]:
@@ -576,11 +591,17 @@ def ratios_to_hand(best: dict[str, float]) -> dict[str, float]:
     return {label: best[label] / best[HAND + label] for label in best if HAND + label in best}
 
 
-def lake_result(name: str, notes: list[str], times: dict[str, list[float]]) -> dict[str, Any]:
-    """Iceberg's or Spark's result: best times, and ratios against the hand-written equivalents."""
+def lake_result(name: str, notes: list[str], times: dict[str, list[float]],
+                cpu: dict[str, list[float]] | None = None) -> dict[str, Any]:
+    """Iceberg's or Spark's result: best times, and ratios against the hand-written equivalents;
+    with `cpu` (this process's CPU seconds, where the write's work is in it), their ratios too."""
     best = {label: min(values) for label, values in times.items()}
-    return {"engine": name, "notes": notes, "best_seconds": best, "ratios_to_hand": ratios_to_hand(best),
-            "all_seconds": times}
+    result = {"engine": name, "notes": notes, "best_seconds": best, "ratios_to_hand": ratios_to_hand(best),
+              "all_seconds": times}
+    if cpu is not None:
+        best_cpu = {label: min(values) for label, values in cpu.items()}
+        result.update(all_cpu_seconds=cpu, best_cpu_seconds=best_cpu, cpu_ratios_to_hand=ratios_to_hand(best_cpu))
+    return result
 
 
 def write_target(conn: Any, inputs: Inputs, strategy: str = "replace", changed: bool = False) -> None:
@@ -624,7 +645,7 @@ def timed_case(rig: EngineRig, case: Case, inputs: Inputs) -> tuple[float, float
     fresh copy of the right template. SQLite and DuckDB do all their work in this process
     (DuckDB's threads included), so their CPU time is the write's whole cost, which a shared,
     loaded machine disturbs less than the wall clock."""
-    template = "bench_base" if case.scenario == "first" else "bench_full"
+    template = "bench_base" if case.scenario == "first" else full_template(rig, case.strategy)
     handle = rig.fresh(template)
     changed = case.scenario == "changed"
     try:
@@ -649,7 +670,11 @@ def benchmark_engine(rig: EngineRig, inputs: Inputs, runs: int, strategies: tupl
     rig.prepare("bench_base", [inputs.other], None)
     # The interval to rewrite was written by dagguard before, as a rerun finds it: its rows
     # and its ledger entry.
-    rig.prepare("bench_full", [inputs.other], inputs)
+    if rig.templates_per_strategy:
+        for strategy in strategies:
+            rig.prepare(full_template(rig, strategy), [inputs.other], inputs, strategy)
+    else:
+        rig.prepare("bench_full", [inputs.other], inputs)
     log(f"{rig.name}: templates ready in {time.perf_counter() - started:.1f}s")
     todo = cases(strategies, rig.hand_strategies if rig.hand else ())
     times: dict[str, list[float]] = {case.label: [] for case in todo}
@@ -665,7 +690,8 @@ def benchmark_engine(rig: EngineRig, inputs: Inputs, runs: int, strategies: tupl
     # Issue 24's floor: each strategy and scenario over its own hand-written equivalent.
     result = {"engine": rig.name, "notes": rig.notes, "best_seconds": best, "ratios": ratios,
               "ratios_to_hand": ratios_to_hand(best), "all_seconds": times, "all_cpu_seconds": cpu}
-    if rig.hand and rig.name in ("sqlite", "duckdb"):  # (PostgreSQL's work is in its server's processes)
+    # (PostgreSQL's work is in its server's processes; delta-rs's threads are this process's.)
+    if rig.hand and rig.name in ("sqlite", "duckdb", "delta"):
         best_cpu = {label: min(values) for label, values in cpu.items()}
         result["best_cpu_seconds"] = best_cpu
         result["cpu_ratios_to_hand"] = {label: best_cpu[label] / best_cpu[HAND + label]

@@ -124,6 +124,39 @@ def test_delta_is_measured_against_its_hand_written_writes(bench, tmp_path, monk
     assert_measured_against_hand(bench, result, bench.STRATEGIES)
     table = bench.format_table([result], bench.STRATEGIES)
     assert "x hand" in table and "no hand" not in table
+    # delta-rs works in this process: its CPU seconds are measured against the hand-written ones.
+    assert set(result["cpu_ratios_to_hand"]) == set(result["ratios_to_hand"])
+    assert "CPU seconds x hand" in table
+
+
+def test_a_delta_rerun_starts_from_its_own_strategy_s_commit(bench, tmp_path):
+    # Each strategy's unchanged and changed cases start from a table whose last commit that
+    # strategy made (a rerun of overwrite_partition finds its own commit in the log, not replace's).
+    pytest.importorskip("deltalake")
+    import json as _json
+
+    from deltalake import DeltaTable
+
+    inputs = bench.make_inputs(30, "arrow", 1.0)
+    rig = bench.delta_rig(tmp_path, bench.Setup("arrow"))
+    for strategy in bench.STRATEGIES:
+        template = bench.full_template(rig, strategy)
+        rig.prepare(template, [inputs.other], inputs, strategy)
+        (last,) = DeltaTable(str(tmp_path / f"{template}.delta" / bench.TABLE)).history(limit=1)
+        assert _json.loads(last["dagguard"])["strategy"] == strategy
+        handle = rig.fresh(template)
+        bench.check_written(handle.conn, inputs, changed=False)
+        rig.discard(handle)
+
+
+def test_iceberg_is_measured_against_its_hand_written_writes(bench, tmp_path, monkeypatch):
+    # Every Iceberg case runs from its own catalog (the other interval written through dagguard,
+    # so the ledger exists; a rerun's interval written by its own strategy) and is checked.
+    pytest.importorskip("pyiceberg")
+    (result,) = run(bench, tmp_path, monkeypatch, "--engines", "iceberg")
+    assert "skipped" not in result, result.get("skipped")
+    assert set(result["ratios_to_hand"]) == {f"{s}/{sc}" for s in bench.STRATEGIES for sc in bench.SCENARIOS}
+    assert set(result["cpu_ratios_to_hand"]) == set(result["ratios_to_hand"])
 
 
 def test_lake_results_without_a_plain_row_print_their_hand_ratios(bench):
@@ -133,3 +166,21 @@ def test_lake_results_without_a_plain_row_print_their_hand_ratios(bench):
     assert result["ratios_to_hand"] == {f"{s}/{sc}": 1.5 for s in bench.STRATEGIES for sc in bench.SCENARIOS}
     table = bench.format_table([result], bench.STRATEGIES)
     assert "1.50x 3.000/2.000s !" in table and "first x plain" not in table
+
+    cpu = {case.label: [1.0 if case.hand else 1.1] for case in bench.lake_cases(bench.STRATEGIES)}
+    with_cpu = bench.lake_result("iceberg", ["note"], times, cpu)
+    assert set(with_cpu["cpu_ratios_to_hand"]) == set(result["ratios_to_hand"])
+    assert "CPU seconds x hand: replace 1.10x / 1.10x / 1.10x" in bench.format_table([with_cpu], bench.STRATEGIES)
+
+
+def test_the_profile_splits_a_delta_write_into_its_phases(capsys):
+    # benchmarks/idempotent_profile.py prices a Delta write's guarantees too: the fingerprint,
+    # the ledger table, the rerun check, the count of replaced rows.
+    pytest.importorskip("deltalake")
+    from benchmarks import idempotent_profile
+
+    assert idempotent_profile.main(["delta", "overwrite_partition", "unchanged", "--rows", "200", "--runs", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "delta overwrite_partition/unchanged, 200 rows" in printed
+    for phase in ("checksum", "ledger", "rerun check", "count", "without guarantees"):
+        assert f"  {phase}" in printed
