@@ -105,8 +105,9 @@ def benchmark_spark(name: str, count: int, runs: int, strategies: tuple[str, ...
 
 
 def _write(write_interval: Any, spark: Any, table: str, rows: Any, strategy: str, interval: Any) -> None:
-    write_interval(spark, table, rows.select("k", "v", "amount", "ts") if strategy != "overwrite_partition"
-                   else rows.select("k", "v", "amount", "ts", "ds"), interval, time_column="ts",
+    """Every strategy writes the same five columns as the hand-written write (replace without
+    `ds` would write it NULL, other rows than by hand, which no unchanged rerun could match)."""
+    write_interval(spark, table, rows.select("k", "v", "amount", "ts", "ds"), interval, time_column="ts",
                    strategy=strategy, unique_key=["k"] if strategy == "merge" else None, partition_column="ds")
 
 

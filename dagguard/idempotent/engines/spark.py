@@ -75,11 +75,13 @@ class SparkEngine:
 
     def _describe(self, table: TableName) -> tuple[dict[str, str], list[str]] | None:
         """(columns and types, partition columns) of `table`, or None when it does not exist."""
+        from dagguard.idempotent.engines import spark_catalog
+
         spark = self.connection
         try:
             if not spark.catalog.tableExists(self.quoted(table)):
                 return None
-            columns = spark.catalog.listColumns(self.quoted(table))
+            partitions = spark_catalog.partition_columns(spark, self.quoted(table))
         except Exception as exc:
             if _is_missing(exc):
                 return None
@@ -89,7 +91,7 @@ class SparkEngine:
         spark.catalog.refreshTable(self.quoted(table))
         schema = spark.table(self.quoted(table)).schema
         types = {field.name: field.dataType.simpleString() for field in schema.fields}
-        return types, [column.name for column in columns if column.isPartition]
+        return types, partitions
 
     def _case_insensitive(self) -> bool:
         return str(self.connection.conf.get("spark.sql.caseSensitive", "false")).lower() != "true"
@@ -137,25 +139,30 @@ class SparkEngine:
         scope_column = spec.partition_column if spec.strategy == "overwrite_partition" else spec.time_column
         self._check_partitioning(spec, name, scope_column, partitions, target)
         partition_value = spark_partition_value(interval, target.get(spec.partition_column or "", ""))
-        spark_checks.check_frame(frame, spec, interval, target, name, partition_value)
-        typed = frame.select(*spark_checks.typed_columns(frame, target, spec, partition_value))
+        checks = spark_checks.row_checks(frame, spec, interval, target, name, partition_value)
+        # Each check a boolean column beside the typed values, so that one Spark job over the
+        # persisted batch checks it and fingerprints it.
+        checked = frame.select(*spark_checks.typed_columns(frame, target, spec, partition_value),
+                               *[bad.alias(spark_checks.flag(at)) for at, (_, bad, _) in enumerate(checks)])
         # The rows checked are the rows written, even where the DataFrame's plan would not
         # compute the same rows twice (a random sample, a changing source).
-        typed = typed.persist(StorageLevel.MEMORY_AND_DISK)
+        checked = checked.persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            from dagguard.idempotent.engines import spark_lock
+            typed = checked.select(*[c for c in target if c in checked.columns])
+            mine = spark_checks.batch_fingerprint(checked, checks, list(typed.columns), frame, spec, interval, name)
+            from dagguard.idempotent.engines import spark_catalog, spark_lock
 
             # Threads of this process take turns on WRITE_LOCK; processes and Spark applications
             # on the table's lock file (see spark_lock), from reading the interval to the ledger.
-            location = spark_lock.table_location(self.connection, self.quoted(spec.table))
+            location = spark_catalog.table_location(self.connection, self.quoted(spec.table))
             with spark_write.WRITE_LOCK, spark_lock.storage_lock(self.connection, location, f"table {name}") as held:
-                return self._replace_scope(spec, typed, interval, run, target, partitions, scope_column,
+                return self._replace_scope(spec, typed, mine, interval, run, target, partitions, scope_column,
                                            checksum, held)
         finally:
-            typed.unpersist()
+            checked.unpersist()
 
-    def _replace_scope(self, spec: Any, typed: Any, interval: Interval, run: RunInfo, target: dict[str, str],
-                       partitions: list[str], scope_column: str, checksum: str | None,
+    def _replace_scope(self, spec: Any, typed: Any, mine: tuple[int, int, int], interval: Interval, run: RunInfo,
+                       target: dict[str, str], partitions: list[str], scope_column: str, checksum: str | None,
                        held: Any = None) -> Any:
         from dagguard.idempotent.engines import spark_ledger, spark_write
 
@@ -163,8 +170,7 @@ class SparkEngine:
         # Another application may have replaced partitions while this one waited for the lock.
         spark.catalog.refreshTable(quoted)
         current = spark.table(quoted).where(self._scope(spec, interval, target, scope_column))
-        names = [c for c in target if c in typed.columns]
-        mine = spark_write.fingerprint(typed, names)
+        names = list(typed.columns)
         # Python rows keep the row checksum the other engines give them; a DataFrame (and Arrow
         # or pandas rows) the fingerprint Spark computed.
         checksum = checksum or spark_write.as_checksum(mine, self.version)
