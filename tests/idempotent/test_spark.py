@@ -318,3 +318,37 @@ def test_the_ledger_row_is_a_parquet_file_spark_reads_as_the_ledger_table(spark,
     spark.sql("DROP TABLE dagguard_write_log")  # a session without it: the folder stays (external)
     spark.sql(f"CREATE TABLE dagguard_write_log USING parquet LOCATION '{folder.as_uri()}'")
     assert spark.table("dagguard_write_log").count() == 2
+
+
+def test_rows_that_change_after_their_check_fail_the_write_and_write_nothing(spark, database, monkeypatch, tmp_path):
+    """A replace is checked again by the job that writes it (nothing is cached): a batch whose
+    rows move out of the interval after the checks' job (its Parquet file rewritten in place)
+    stops the write, and nothing is written."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from dagguard.idempotent.engines import spark_checks
+
+    _events_table(spark)
+    write_interval(spark, "events", events((1, at(1, 1), "a")), DAY1, time_column="ts")
+    before = _files(spark, "events")
+    source = tmp_path / "batch.parquet"
+
+    def save(when):  # the same bytes but the time's: no compression, dictionary or statistics
+        table = pa.table({"k": pa.array([2], pa.int32()), "ts": pa.array([when], pa.timestamp("us", tz="UTC")),
+                          "v": ["b"]})
+        pq.write_table(table, source, compression="none", use_dictionary=False, write_statistics=False)
+
+    save(at(1, 2))
+    frame = spark.read.parquet(str(source))
+    checked = spark_checks.batch_fingerprint
+
+    def then_move(*args, **kwargs):
+        found = checked(*args, **kwargs)
+        save(at(6, 2))
+        return found
+
+    monkeypatch.setattr(spark_checks, "batch_fingerprint", then_move)
+    with pytest.raises(IntervalViolationError, match=r"1 row\(s\) is outside the interval \(e\.g\. 2026-01-06"):
+        write_interval(spark, "events", frame, DAY1, time_column="ts")
+    assert _files(spark, "events") == before and _rows(spark) == [(1, at(1, 1), "a")]

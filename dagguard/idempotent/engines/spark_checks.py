@@ -6,10 +6,11 @@ naive TIMESTAMP_NTZ), none NULL, all inside the interval; no two rows share a un
 (NULL equal to NULL); overwrite_partition's rows carry the interval's partition value; every
 value fits its target column exactly (a cast to the column's type and back gives it again).
 
-They run in the batch's one Spark job (batch_fingerprint): each check is a boolean column of
-the typed batch, counted in the aggregation that also computes the batch's fingerprint (and,
-for a merge, its number of distinct keys). Only when a count is not zero does a second job
-(check_frame) find the count and an offending value of the first failing check, for the message.
+Each check is a boolean column of the typed batch (see spark_batch), counted in the aggregation
+that also computes the batch's fingerprint and, with a unique key, its number of distinct keys
+(batch_fingerprint), or failing the job that writes the rows where one is true. Only when a
+check fails does another job (check_frame) find the number of rows that fail it and one of
+them, for the message.
 """
 
 from __future__ import annotations
@@ -87,6 +88,17 @@ def row_checks(frame: Any, spec: Any, interval: Interval, target: dict[str, str]
 def flag(at: int) -> str:
     """The name of the typed batch's column that holds check number `at`."""
     return f"__dagguard_bad_{at}"
+
+
+def any_flag(count: int) -> Any:
+    """True where a row of the typed batch breaks any of its `count` checks (NULL, as in a
+    count of the check, counts as not broken)."""
+    from pyspark.sql import functions as F
+
+    found = F.col(flag(0))
+    for at in range(1, count):
+        found = found | F.col(flag(at))
+    return found
 
 
 def batch_fingerprint(checked: Any, checks: list[tuple[str, Any, Any]], columns: list[str], frame: Any,
