@@ -142,7 +142,7 @@ class SparkEngine:
         # Replace and overwrite_partition of a classic session check the rows in the job that
         # writes them; a merge (and Spark Connect) writes them from a cache (see spark_batch).
         guarded = spec.strategy != "merge" and spark_lock.can_lock(self.connection)
-        batch = spark_batch.SparkBatch(self.connection, frame, spec, interval, target, name, partition_value, guarded)
+        batch = spark_batch.SparkBatch(frame, spec, interval, target, name, partition_value, guarded)
         try:
             if batch.needs_fingerprint_first():
                 batch.fingerprint()  # the checks' failures raised before any lock is taken

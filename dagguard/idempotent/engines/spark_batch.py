@@ -36,7 +36,7 @@ _OBSERVATION_WAIT = 60.0
 class SparkBatch:
     """The checked, typed batch of one write (release() when done)."""
 
-    def __init__(self, spark: Any, frame: Any, spec: Any, interval: Interval, target: dict[str, str], table: str,
+    def __init__(self, frame: Any, spec: Any, interval: Interval, target: dict[str, str], table: str,
                  partition_value: Any, guarded: bool) -> None:
         from pyspark import StorageLevel
 
