@@ -9,11 +9,15 @@ dagguard wrote it), built untimed. Each strategy is measured against its hand-wr
 equivalent on the same kind of table in the same scenario: replace and overwrite_partition
 against that dynamic overwrite of the rows, merge against the interval's rows read, those whose
 key the batch has dropped (a left anti join), the batch added, and the result written back in
-one dynamic overwrite. Run through idempotent_writes.py: `--engines spark --rows 200000`.
+one dynamic overwrite. Run through idempotent_writes.py: `--engines spark` (1M rows).
+
+Besides the wall time, each case's CPU time: the Spark JVM's (driver and local executors are one
+process, read from /proc) plus this Python process's; a shared machine disturbs it less.
 """
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 import uuid
@@ -71,42 +75,58 @@ def benchmark_spark(name: str, count: int, runs: int, strategies: tuple[str, ...
                        bench.TARGET)
             return table
 
-        def run(case: Any) -> float:
+        jvm = int(spark._jvm.java.lang.ProcessHandle.current().pid())
+
+        def run(case: Any) -> tuple[float, float]:
             by = "ds" if case.strategy == "overwrite_partition" else "ts"
             rows = changed if case.scenario == "changed" else target
             table = fresh(case.scenario != "first", by)
             try:
-                started = time.perf_counter()
+                started, cpu = time.perf_counter(), _cpu_seconds(jvm)
                 if case.hand and case.strategy == "merge":
                     _merge_by_hand(spark, table, rows, bench.TARGET, F)
                 elif case.hand:
                     _overwrite_by_hand(spark, table, rows)
                 else:
                     _write(write_interval, spark, table, rows, case.strategy, bench.TARGET)
-                seconds = time.perf_counter() - started
+                seconds, cpu = time.perf_counter() - started, _cpu_seconds(jvm) - cpu
                 _check(spark, table, F, count, case.scenario == "changed")
-                return seconds
+                return seconds, cpu
             finally:
                 spark.sql(f"DROP TABLE IF EXISTS {table}")
 
         todo = bench.lake_cases(strategies)
         times: dict[str, list[float]] = {case.label: [] for case in todo}
+        cpu: dict[str, list[float]] = {case.label: [] for case in todo}
         for repeat in range(runs):
             for case in todo:
-                seconds = run(case)
+                seconds, cpu_seconds = run(case)
                 times[case.label].append(seconds)
-                log(f"{name} run {repeat + 1}/{runs} {case.label}: {seconds:.3f}s")
+                cpu[case.label].append(cpu_seconds)
+                log(f"{name} run {repeat + 1}/{runs} {case.label}: {seconds:.3f}s (cpu {cpu_seconds:.3f}s)")
     finally:
         spark.stop()
     notes = [(f"pyspark {spark.version}, local[2], Parquet partitioned by hour (ts) / day (ds); "
               f"by hand: dynamic INSERT OVERWRITE of the rows, merge = of the interval's rows merged by a "
               f"left anti join")]
-    return bench.lake_result(name, notes, times)
+    result = bench.lake_result(name, notes, times)
+    best_cpu = {label: min(values) for label, values in cpu.items()}
+    result.update(all_cpu_seconds=cpu, best_cpu_seconds=best_cpu, cpu_ratios_to_hand={
+        label: best_cpu[label] / best_cpu[bench.HAND + label] for label in best_cpu if bench.HAND + label in best_cpu})
+    return result
+
+
+def _cpu_seconds(jvm: int) -> float:
+    """CPU seconds used so far by the Spark JVM `jvm` (all its threads) and this process."""
+    with open(f"/proc/{jvm}/stat") as file:
+        fields = file.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK") + time.process_time()
 
 
 def _write(write_interval: Any, spark: Any, table: str, rows: Any, strategy: str, interval: Any) -> None:
-    write_interval(spark, table, rows.select("k", "v", "amount", "ts") if strategy != "overwrite_partition"
-                   else rows.select("k", "v", "amount", "ts", "ds"), interval, time_column="ts",
+    """Every strategy writes the same five columns as the hand-written write (replace without
+    `ds` would write it NULL, other rows than by hand, which no unchanged rerun could match)."""
+    write_interval(spark, table, rows.select("k", "v", "amount", "ts", "ds"), interval, time_column="ts",
                    strategy=strategy, unique_key=["k"] if strategy == "merge" else None, partition_column="ds")
 
 

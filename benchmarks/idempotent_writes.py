@@ -43,7 +43,7 @@ because the machine may be shared.
     python benchmarks/idempotent_writes.py --engines duckdb --input tuples
     python benchmarks/idempotent_writes.py --engines delta         # delta-rs, a local lake
     python benchmarks/idempotent_writes.py --engines iceberg iceberg-day  # pyiceberg, a SQLite catalog
-    python benchmarks/idempotent_writes.py --engines spark --rows 200000  # pyspark, local[2]
+    python benchmarks/idempotent_writes.py --engines spark         # pyspark, local[2]
     python benchmarks/idempotent_writes.py --key-index plain     # no unique index on the key
     python benchmarks/idempotent_writes.py --engines postgres --pg-setting shared_buffers=2GB
     python benchmarks/idempotent_writes.py --engines postgres --pg-fillfactor 50  # room for HOT updates

@@ -273,3 +273,82 @@ def test_threads_writing_one_table_at_once_each_leave_one_whole_batch(spark, dat
         day1 = [row for row in rows if DAY1.contains(row[1])]
         assert day1 in ([(r["k"], r["ts"], r["v"]) for r in batches[name]] for name in ("a", "b"))
         assert [row for row in rows if DAY2.contains(row[1])] == [(7, at(2, 4), "c")]
+
+
+def test_the_fingerprint_sums_its_64_bit_hashes_exactly(spark):
+    """The three bigint parts add up to the exact sum of the hashes (a decimal sum, as computed
+    before the parts), negative hashes and all."""
+    from pyspark.sql import functions as F
+
+    from dagguard.idempotent.engines.spark_write import fingerprint
+
+    frame = spark.range(50_000).select(F.col("id").alias("k"), (F.col("id") % 7).cast("string").alias("v"),
+                                       F.when(F.col("id") % 5 == 0, F.lit(None)).otherwise(F.col("id") * 3).alias("n"))
+    parts = [part for name in ("k", "n", "v") for part in (F.col(name), F.col(name).isNull())]
+    exact = frame.agg(F.count(F.lit(1)), F.sum(F.xxhash64(*parts).cast("decimal(38,0)")),
+                      F.sum(F.hash(*parts).cast("bigint"))).first()
+    assert fingerprint(frame, ["v", "k", "n"]) == (50_000, int(exact[1]), int(exact[2]))
+    assert fingerprint(frame.limit(0), ["k", "n", "v"]) == (0, 0, 0)
+
+
+def test_a_merge_batch_repeating_a_null_key_is_refused(spark, database):
+    """The distinct keys counted beside the checks treat NULL as equal to NULL, as grouping does."""
+    _events_table(spark)
+    frame = spark.createDataFrame([(None, at(1, 1), "a"), (None, at(1, 2), "b"), (3, at(1, 3), "c")],
+                                  "k INT, ts TIMESTAMP, v STRING")
+    with pytest.raises(IntervalViolationError, match=r"2 rows share key \{'k': None\}"):
+        write_interval(spark, "events", frame, DAY1, time_column="ts", strategy="merge", unique_key="k")
+    one = frame.where("v != 'b'")
+    result = write_interval(spark, "events", one, DAY1, time_column="ts", strategy="merge", unique_key="k")
+    assert (result.row_count, result.rows_inserted) == (2, 2)
+
+
+def test_the_ledger_row_is_a_parquet_file_spark_reads_as_the_ledger_table(spark, database):
+    """The driver writes each ledger row as a file of its own; Spark reads it with the table's
+    types, and a new session's catalog (a fresh table over the same folder) finds every row."""
+    _events_table(spark)
+    for value in ("a", "b"):
+        write_interval(spark, "events", events((1, at(1, 1), value)), DAY1, time_column="ts")
+    ledger = spark.table("dagguard_write_log")
+    kinds = {field.name: field.dataType.simpleString() for field in ledger.schema.fields}
+    assert (kinds["interval_start"], kinds["row_count"], kinds["checksum"]) == ("timestamp", "bigint", "string")
+    assert sorted(tuple(r) for r in ledger.select("row_count", "rows_deleted").collect()) == [(1, 0), (1, 1)]
+    folder = _location(spark, "dagguard_write_log")
+    assert len(list(folder.glob("part-*.parquet"))) == 2 and not list(folder.glob(".*"))
+    spark.sql("DROP TABLE dagguard_write_log")  # a session without it: the folder stays (external)
+    spark.sql(f"CREATE TABLE dagguard_write_log USING parquet LOCATION '{folder.as_uri()}'")
+    assert spark.table("dagguard_write_log").count() == 2
+
+
+def test_rows_that_change_after_their_check_fail_the_write_and_write_nothing(spark, database, monkeypatch, tmp_path):
+    """A replace is checked again by the job that writes it (nothing is cached): a batch whose
+    rows move out of the interval after the checks' job (its Parquet file rewritten in place)
+    stops the write, and nothing is written."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from dagguard.idempotent.engines import spark_checks
+
+    _events_table(spark)
+    write_interval(spark, "events", events((1, at(1, 1), "a")), DAY1, time_column="ts")
+    before = _files(spark, "events")
+    source = tmp_path / "batch.parquet"
+
+    def save(when):  # the same bytes but the time's: no compression, dictionary or statistics
+        table = pa.table({"k": pa.array([2], pa.int32()), "ts": pa.array([when], pa.timestamp("us", tz="UTC")),
+                          "v": ["b"]})
+        pq.write_table(table, source, compression="none", use_dictionary=False, write_statistics=False)
+
+    save(at(1, 2))
+    frame = spark.read.parquet(str(source))
+    checked = spark_checks.batch_fingerprint
+
+    def then_move(*args, **kwargs):
+        found = checked(*args, **kwargs)
+        save(at(6, 2))
+        return found
+
+    monkeypatch.setattr(spark_checks, "batch_fingerprint", then_move)
+    with pytest.raises(IntervalViolationError, match=r"1 row\(s\) is outside the interval \(e\.g\. 2026-01-06"):
+        write_interval(spark, "events", frame, DAY1, time_column="ts")
+    assert _files(spark, "events") == before and _rows(spark) == [(1, at(1, 1), "a")]

@@ -75,11 +75,13 @@ class SparkEngine:
 
     def _describe(self, table: TableName) -> tuple[dict[str, str], list[str]] | None:
         """(columns and types, partition columns) of `table`, or None when it does not exist."""
+        from dagguard.idempotent.engines import spark_catalog
+
         spark = self.connection
         try:
             if not spark.catalog.tableExists(self.quoted(table)):
                 return None
-            columns = spark.catalog.listColumns(self.quoted(table))
+            partitions = spark_catalog.partition_columns(spark, self.quoted(table))
         except Exception as exc:
             if _is_missing(exc):
                 return None
@@ -89,7 +91,7 @@ class SparkEngine:
         spark.catalog.refreshTable(self.quoted(table))
         schema = spark.table(self.quoted(table)).schema
         types = {field.name: field.dataType.simpleString() for field in schema.fields}
-        return types, [column.name for column in columns if column.isPartition]
+        return types, partitions
 
     def _case_insensitive(self) -> bool:
         return str(self.connection.conf.get("spark.sql.caseSensitive", "false")).lower() != "true"
@@ -107,9 +109,7 @@ class SparkEngine:
             raise _refused(exc, f"Spark refused the write of {spec.table} for {interval}") from exc
 
     def _write(self, spec: Any, rows: Any, columns: Any, interval: Interval, run: RunInfo) -> Any:
-        from pyspark import StorageLevel
-
-        from dagguard.idempotent.engines import spark_checks, spark_write
+        from dagguard.idempotent.engines import spark_write
         from dagguard.idempotent.write_spec import _check_target
 
         name = str(spec.table)
@@ -137,63 +137,81 @@ class SparkEngine:
         scope_column = spec.partition_column if spec.strategy == "overwrite_partition" else spec.time_column
         self._check_partitioning(spec, name, scope_column, partitions, target)
         partition_value = spark_partition_value(interval, target.get(spec.partition_column or "", ""))
-        spark_checks.check_frame(frame, spec, interval, target, name, partition_value)
-        typed = frame.select(*spark_checks.typed_columns(frame, target, spec, partition_value))
-        # The rows checked are the rows written, even where the DataFrame's plan would not
-        # compute the same rows twice (a random sample, a changing source).
-        typed = typed.persist(StorageLevel.MEMORY_AND_DISK)
-        try:
-            from dagguard.idempotent.engines import spark_lock
+        from dagguard.idempotent.engines import spark_batch, spark_catalog, spark_lock
 
+        # Replace and overwrite_partition of a classic session check the rows in the job that
+        # writes them; a merge (and Spark Connect) writes them from a cache (see spark_batch).
+        guarded = spec.strategy != "merge" and spark_lock.can_lock(self.connection)
+        batch = spark_batch.SparkBatch(frame, spec, interval, target, name, partition_value, guarded)
+        try:
+            if batch.needs_fingerprint_first():
+                batch.fingerprint()  # the checks' failures raised before any lock is taken
             # Threads of this process take turns on WRITE_LOCK; processes and Spark applications
             # on the table's lock file (see spark_lock), from reading the interval to the ledger.
-            location = spark_lock.table_location(self.connection, self.quoted(spec.table))
+            location = spark_catalog.table_location(self.connection, self.quoted(spec.table))
             with spark_write.WRITE_LOCK, spark_lock.storage_lock(self.connection, location, f"table {name}") as held:
-                return self._replace_scope(spec, typed, interval, run, target, partitions, scope_column,
-                                           checksum, held)
+                return self._replace_scope(spec, batch, interval, run, target, partitions, scope_column, checksum,
+                                           held)
         finally:
-            typed.unpersist()
+            batch.release()
 
-    def _replace_scope(self, spec: Any, typed: Any, interval: Interval, run: RunInfo, target: dict[str, str],
-                       partitions: list[str], scope_column: str, checksum: str | None,
-                       held: Any = None) -> Any:
+    def _replace_scope(self, spec: Any, batch: Any, interval: Interval, run: RunInfo, target: dict[str, str],
+                       partitions: list[str], scope_column: str, checksum: str | None, held: Any = None) -> Any:
         from dagguard.idempotent.engines import spark_ledger, spark_write
 
         spark, quoted = self.connection, self.quoted(spec.table)
         # Another application may have replaced partitions while this one waited for the lock.
         spark.catalog.refreshTable(quoted)
         current = spark.table(quoted).where(self._scope(spec, interval, target, scope_column))
-        names = [c for c in target if c in typed.columns]
-        mine = spark_write.fingerprint(typed, names)
+        names = batch.columns
+        empty_scope = spark_write.holds_no_files(current)
+        theirs = None
+        if spec.strategy != "merge" and len(names) == len(target):
+            # The scope's fingerprint counts its rows too: one Spark job for both.
+            theirs = (0, 0, 0) if empty_scope else spark_write.fingerprint(current, names)
+            empty_scope = theirs[0] == 0
+        # Into an empty scope nothing can be unchanged: a guarded batch is checked, counted and
+        # fingerprinted by the job that writes it, its one evaluation.
+        mine = batch.fingerprint() if batch.needs_fingerprint_first() or not empty_scope else None
+        if spec.strategy == "merge" and empty_scope:
+            # Every row is new: no join with the scope, no counting job.
+            plan = spark_write.Plan(_filled(batch.typed, target) if mine[0] else None, mine[0], 0, 0)
+        elif spec.strategy == "merge":
+            plan = spark_write.plan_merge(current, batch.typed, spec.unique_key, list(target), spec.delete_missing)
+        elif mine is not None and theirs == mine:
+            plan = spark_write.Plan(None, 0, 0, 0)  # a rerun: the scope holds exactly these rows
+        else:
+            stored = 0 if empty_scope else theirs[0] if theirs is not None else current.count()
+            rows = batch.rows() if mine is None or mine[0] else None
+            plan = spark_write.Plan(None if rows is None else _filled(rows, target), 0, 0, stored)
+        if plan.rows is not None or plan.deleted:
+            kinds = {column: target[column] for column in partitions}
+            # overwrite_partition of a date or text partition owns one partition, which rows (all
+            # of them checked to carry its value) replace whole: none is left stale, and no Spark
+            # job need list them. Neither is any in an empty scope.
+            one_partition = (spec.strategy == "overwrite_partition" and partitions == [scope_column]
+                             and target[scope_column] != "timestamp")
+            if empty_scope or (one_partition and plan.rows is not None):
+                stale = []
+            else:
+                # The new rows' partitions read from the typed batch, never from the rows the
+                # write observes (an observation reports the first job that runs it).
+                fresh = (plan.rows if spec.strategy == "merge" else batch.typed) if plan.rows is not None else None
+                stale = spark_write.stale_partitions(current, fresh, kinds)
+            if held is not None:
+                held.check()  # still this writer's lock, right before replacing partitions
+            try:
+                spark_write.overwrite_partitions(spark, quoted, plan.rows, stale, kinds)
+            except Exception as exc:
+                batch.raise_if_check_failed(exc)
+                raise
+        if spec.strategy != "merge":
+            # Replace and overwrite_partition count (and fingerprint) the rows written.
+            mine = batch.written() if plan.rows is not None else (mine or (0, 0, 0))
+            plan = spark_write.Plan(plan.rows, mine[0] if plan.rows is not None else 0, 0, plan.deleted)
         # Python rows keep the row checksum the other engines give them; a DataFrame (and Arrow
         # or pandas rows) the fingerprint Spark computed.
         checksum = checksum or spark_write.as_checksum(mine, self.version)
-        # The scope's fingerprint counts its rows too: one Spark job for both.
-        theirs = spark_write.fingerprint(current, names) if spec.strategy != "merge" and len(names) == len(target) else None
-        if spec.strategy == "merge":
-            plan = spark_write.plan_merge(current, typed, spec.unique_key, list(target), spec.delete_missing)
-        elif theirs == mine:
-            plan = spark_write.Plan(None, 0, 0, 0)  # a rerun: the scope holds exactly these rows
-        else:
-            from pyspark.sql import functions as F
-
-            stored = theirs[0] if theirs is not None else current.count()
-            # Columns the batch lacks are NULL, as replace writes them on the other engines.
-            full = typed.select(*[F.col(c) if c in typed.columns else F.lit(None).cast(target[c]).alias(c)
-                                  for c in target])
-            plan = spark_write.Plan(full, mine[0], 0, stored)
-        if plan.rows is not None or plan.deleted:
-            kinds = {column: target[column] for column in partitions}
-            new_rows = plan.rows if plan.rows is not None and (spec.strategy == "merge" or mine[0]) else None
-            # overwrite_partition of a date or text partition owns one partition, which rows (all
-            # of them checked to carry its value) replace whole: none is left stale, and no Spark
-            # job need list them.
-            one_partition = (spec.strategy == "overwrite_partition" and partitions == [scope_column]
-                             and target[scope_column] != "timestamp")
-            stale = [] if one_partition and new_rows is not None else spark_write.stale_partitions(current, new_rows, kinds)
-            if held is not None:
-                held.check()  # still this writer's lock, right before replacing partitions
-            spark_write.overwrite_partitions(spark, quoted, new_rows, stale, kinds)
         counts = (mine[0], plan.inserted, plan.updated, plan.deleted)
         spark_ledger.append_row(spark, spec.table.parts[:-1], run, str(spec.table), interval.start, interval.end,
                                 spec.strategy, counts, checksum)
@@ -284,6 +302,15 @@ class SparkEngine:
         from dagguard.idempotent.engines import spark_ledger
 
         return spark_ledger.read_entries(self.connection, table)
+
+
+def _filled(rows: Any, target: dict[str, str]) -> Any:
+    """`rows` with every column of the table, in its order: those the batch lacks NULL, as a
+    replace (and a merge's new rows) writes them on the other engines."""
+    from pyspark.sql import functions as F
+
+    return rows.select(*[F.col(c) if c in rows.columns else F.lit(None).cast(kind).alias(c)
+                         for c, kind in target.items()])
 
 
 def spark_partition_value(interval: Interval, declared: str) -> Any:

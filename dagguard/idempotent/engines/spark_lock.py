@@ -228,6 +228,13 @@ class LocalStore:
             file.write(text)
         os.replace(temporary, self.where(name))
 
+    def publish(self, name: str, data: bytes) -> None:
+        """Write the file `name` whole: under a hidden name first, then renamed."""
+        temporary = self.where(f".{name}.{uuid.uuid4().hex}")
+        with open(temporary, "wb") as file:
+            file.write(data)
+        os.replace(temporary, self.where(name))
+
     def read(self, name: str) -> str | None:
         try:
             with open(self.where(name)) as file:
@@ -279,6 +286,17 @@ class HadoopStore:
         finally:
             stream.close()
 
+    def publish(self, name: str, data: bytes) -> None:
+        """Write the file `name` whole: under a hidden name first, then renamed."""
+        temporary = self._path(f".{name}.{uuid.uuid4().hex}")
+        stream = self.fs.create(temporary, False)
+        try:
+            stream.write(bytearray(data))
+        finally:
+            stream.close()
+        if not self.fs.rename(temporary, self._path(name)):
+            raise OSError(f"cannot rename {temporary} to {self.where(name)}")
+
     def read(self, name: str) -> str | None:
         from py4j.protocol import Py4JJavaError
 
@@ -295,11 +313,3 @@ class HadoopStore:
 
     def delete(self, name: str) -> None:
         self.fs.delete(self._path(name), False)
-
-
-def table_location(spark: Any, quoted: str) -> str:
-    """The storage folder (URI) of the catalog table `quoted`."""
-    for row in spark.sql(f"DESCRIBE TABLE EXTENDED {quoted}").collect():
-        if row[0] == "Location":
-            return str(row[1])
-    raise AssertionError(f"Spark describes table {quoted} without a location")

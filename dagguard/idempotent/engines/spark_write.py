@@ -37,17 +37,39 @@ class Plan:
     deleted: int
 
 
+def holds_no_files(frame: Any) -> bool:
+    """True when Spark plans `frame` (a table's scope, its partitions pruned) without one input
+    split: no file, so no row, known without a Spark job (0.1 s where the empty scope's
+    fingerprint took 0.4-0.5 s). False where it cannot tell (Spark Connect) or files exist."""
+    plan = getattr(frame, "_jdf", None)
+    return plan is not None and plan.rdd().getNumPartitions() == 0
+
+
 def fingerprint(frame: Any, columns: list[str]) -> tuple[int, int, int]:
     """(row count, sum of 64-bit hashes, sum of 32-bit hashes) of the rows over `columns`: equal
     for equal multisets of rows whatever their order, computed as one aggregation. Each value
     is hashed with its NULL flag, so (1, NULL) and (NULL, 1) differ."""
+    return fingerprint_of(frame.agg(*fingerprint_aggregates(columns)).first(), 0)
+
+
+def fingerprint_aggregates(columns: list[str]) -> list[Any]:
+    """fingerprint's aggregate expressions, to run alongside others in one Spark job. The 64-bit
+    hashes are summed in three bigint parts (bits 42-63 signed, 21-41, 0-20), exact for fewer
+    than 2**41 rows: a sum of the hashes cast to decimal(38,0) gives the same number but took
+    twice as long (0.75 s against 0.41 s over a million cached rows)."""
     from pyspark.sql import functions as F
 
     parts = [part for name in sorted(columns) for part in (F.col(name), F.col(name).isNull())]
-    found = frame.agg(F.count(F.lit(1)),
-                      F.sum(F.xxhash64(*parts).cast("decimal(38,0)")),
-                      F.sum(F.hash(*parts).cast("bigint"))).first()
-    return int(found[0]), int(found[1] or 0), int(found[2] or 0)
+    wide = F.xxhash64(*parts)
+    low = F.lit(2**21 - 1)
+    return [F.count(F.lit(1)), F.sum(F.shiftright(wide, 42)), F.sum(F.shiftright(wide, 21).bitwiseAND(low)),
+            F.sum(wide.bitwiseAND(low)), F.sum(F.hash(*parts).cast("bigint"))]
+
+
+def fingerprint_of(found: Any, at: int) -> tuple[int, int, int]:
+    """The fingerprint from the row of fingerprint_aggregates, placed from column `at` on."""
+    high, middle, low = (int(found[at + i] or 0) for i in (1, 2, 3))
+    return int(found[at]), (high << 42) + (middle << 21) + low, int(found[at + 4] or 0)
 
 
 def as_checksum(found: tuple[int, int, int], version: tuple[int, ...]) -> str:
