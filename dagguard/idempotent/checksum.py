@@ -15,6 +15,8 @@ _MODULUS = 1 << 128
 # Marks a checksum computed from an Arrow batch (see arrow_checksum): another function of the
 # rows, so it is compared only with checksums of the same kind.
 ARROW_KIND = "arrow-"
+# Marks arrow_fingerprint_checksum's checksums, which the SQL engines record for Arrow batches.
+FINGERPRINT_KIND = "arrowfp-"
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -89,6 +91,62 @@ def arrow_checksum(batch: ArrowBatch) -> str | None:
     except (pa.ArrowException, TypeError, ValueError):
         return None
     return f"{len(batch)}:{ARROW_KIND}{digest.hexdigest()}"
+
+
+def write_checksum(batch: AnyBatch) -> str:
+    """The checksum a SQL engine's write records for `batch`: an Arrow batch's fingerprint
+    (arrow_fingerprint_checksum) where it has one, else batch_checksum()."""
+    if isinstance(batch, ArrowBatch):
+        digest = arrow_fingerprint_checksum(batch)
+        if digest is not None:
+            return digest
+    return batch_checksum(batch)
+
+
+def arrow_fingerprint_checksum(batch: ArrowBatch) -> str | None:
+    """`rows:arrowfp-<hex>.<hex>`: arrow/fingerprint.py's sum of per-row hashes over the batch
+    with one type per kind of value (timestamps in UTC microseconds, dates as days), so
+    independent of row order, chunks, zones and widths like arrow_checksum, without its sort
+    (1M rows of five columns: 0.09 s ordered or shuffled, against 0.13 s ordered and 0.34 s
+    shuffled). Unlike arrow_checksum, a date and its ISO text differ here. None for types the
+    fingerprint has no word for (decimals, lists, structs)."""
+    import pyarrow as pa
+
+    from dagguard.idempotent.arrow.fingerprint import fingerprint, fingerprint_checksum
+
+    try:
+        table = pa.table({name: _fingerprinted_array(batch.column(name)) for name in batch.columns})
+    except (pa.ArrowException, TypeError, ValueError):
+        return None
+    found = fingerprint(table)
+    return fingerprint_checksum(found, FINGERPRINT_KIND[:-1]) if found is not None else None
+
+
+def _fingerprinted_array(column: Any) -> Any:
+    """`column` in the type fingerprint() reads for its kind of value: the fingerprint reads a
+    value's stored number, so timestamps go to one unit (and zone) and dates to days; integers,
+    floats and text it widens itself."""
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(column.type):
+        return _canonical_array(column)
+    if pa.types.is_date64(column.type):
+        return column.cast(pa.date32())
+    return column
+
+
+def recorded_as(recorded: str | None, checksum: str, batch: AnyBatch) -> bool:
+    """Is `recorded`, the ledger's last checksum of an interval, this batch's `checksum`? A
+    ledger written before write_checksum fingerprinted Arrow batches holds arrow_checksum's
+    `rows:arrow-...`: that one is computed to compare, once (the write records the new kind)."""
+    if recorded is None:
+        return False
+    if recorded == checksum:
+        return True
+    count, _, digest = checksum.partition(":")
+    old_count, _, old_digest = recorded.partition(":")
+    return (count == old_count and digest.startswith(FINGERPRINT_KIND) and old_digest.startswith(ARROW_KIND)
+            and isinstance(batch, ArrowBatch) and arrow_checksum(batch) == recorded)
 
 
 def _canonical_array(column: Any) -> Any:
