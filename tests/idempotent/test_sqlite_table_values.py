@@ -95,6 +95,27 @@ def test_days_past_the_end_of_a_month_count_where_sqlite_reads_them():
     assert kept_texts(conn) == {"2026-02-31 00:00:00.000000+00:00", "2026-02-28 23:00:00"}
 
 
+MARCH2 = Interval(at(2).replace(month=3), at(3).replace(month=3))
+
+
+@pytest.mark.parametrize("interval, stored, inside", [
+    (DAY4, "2026-01-03 24:00:00.000000+00:00", True),   # the 4th's midnight, text before the interval
+    (DAY4, "2026-01-04 24:00:00.000000+00:00", False),  # the 5th's midnight, text inside it
+    (MARCH2, "2026-02-30 12:00:00.000000+00:00", True),  # 2026-03-02 12:00
+    (MARCH2, "2026-03-01 24:00:00.000000+00:00", True),
+])
+def test_a_time_in_dagguards_shape_that_sqlite_reads_as_another_day_is_read_so(interval, stored, inside):
+    """Every other stored time is dagguard's own text, so only this one (its shape dagguard's,
+    its hour 24 or its day past the month's end) says that comparing text is not exact."""
+    from dagguard.idempotent.engines.sqlite import sqlite_timestamp
+
+    conn = connect()
+    around = [sqlite_timestamp(interval.start + (interval.end - interval.start) * share) for share in (-1, 0, 0.5, 1, 2)]
+    store(conn, [*around, stored])
+    write_interval(conn, "events", [], interval, time_column="ts")
+    assert kept_texts(conn) == {around[0], around[3], around[4]} | (set() if inside else {stored})
+
+
 @pytest.mark.parametrize("strategy", ["replace", "merge"])
 @pytest.mark.parametrize("bad", ["2026-01-04 12:60", "2026-01-04 25:00", "2026-01-04 12:00 +15:00",
                                  "2026-01-04 garbage", "2026-01-04t12:00", "now", "yesterday", " 2026-01-04",

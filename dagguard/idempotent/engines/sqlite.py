@@ -154,9 +154,8 @@ class SqliteEngine(Engine):
                           partition: bool, what: str, kind: str, rows: str, numbers: str) -> bool:
         """Does any value near [start, end) differ from dagguard's written form? One that SQLite
         cannot read as a time is an IntervalViolationError: its rows cannot be told apart."""
-        span = text_range(start, end)
-        found = self.query(survey_sql(table.quoted, quote_identifier(column), partition=partition),
-                           (span.low, span.high))
+        found = self.query(*survey_sql(table.quoted, quote_identifier(column), text_range(start, end),
+                                       partition=partition))
         if not found:
             return False
         stored, unreadable = found[0]
