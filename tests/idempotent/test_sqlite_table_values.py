@@ -4,6 +4,7 @@ columns named like SQLite's implicit row id."""
 from __future__ import annotations
 
 import sqlite3
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -114,6 +115,19 @@ def test_a_time_in_dagguards_shape_that_sqlite_reads_as_another_day_is_read_so(i
     store(conn, [*around, stored])
     write_interval(conn, "events", [], interval, time_column="ts")
     assert kept_texts(conn) == {around[0], around[3], around[4]} | (set() if inside else {stored})
+
+
+@pytest.mark.parametrize("day", [datetime(1, 1, 1, tzinfo=timezone.utc), datetime(9999, 12, 30, tzinfo=timezone.utc)])
+def test_an_interval_at_either_end_of_the_calendar_is_surveyed_and_written(day):
+    """Regression: the survey's probes for hour 24 stepped past December 9999."""
+    from dagguard.idempotent.engines.sqlite import sqlite_timestamp
+
+    conn = connect()
+    interval = Interval(day, day + timedelta(days=1))
+    store(conn, [sqlite_timestamp(day + timedelta(hours=1))])
+    result = write_interval(conn, "events", [{"k": 1, "ts": day + timedelta(hours=2), "v": "new"}], interval,
+                            time_column="ts")
+    assert (result.rows_deleted, result.rows_inserted, kept_texts(conn)) == (1, 1, set())
 
 
 @pytest.mark.parametrize("strategy", ["replace", "merge"])

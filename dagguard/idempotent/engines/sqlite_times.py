@@ -136,19 +136,21 @@ def _run_on_ranges(span: TextRange, partition: bool) -> list[tuple[str, str]] | 
     None where the span's bounds are not dates or it holds too many days."""
     try:
         first, last = date.fromisoformat(span.low[:8] + "01"), date.fromisoformat(span.high[:8] + "01")
-    except ValueError:
+        if (last - first).days > _MOST_PROBED_DAYS:
+            return None
+        ranges = []
+        month = first
+        while month <= last:
+            following = (month + timedelta(days=31)).replace(day=1)  # OverflowError after 9999-12
+            prefix = month.isoformat()[:8]
+            length = (following - month).days
+            if not partition:
+                ranges += [(f"{prefix}{day:02d} 24", f"{prefix}{day:02d} 25") for day in range(1, length + 1)]
+            if length < 31:
+                ranges.append((f"{prefix}{length + 1:02d}", f"{prefix}32"))
+            month = following
+    except (ValueError, OverflowError):
         return None
-    ranges = []
-    month = first
-    while month <= last:
-        following = (month + timedelta(days=31)).replace(day=1)
-        prefix = month.isoformat()[:8]
-        length = (following - month).days
-        if not partition:
-            ranges += [(f"{prefix}{day:02d} 24", f"{prefix}{day:02d} 25") for day in range(1, length + 1)]
-        if length < 31:
-            ranges.append((f"{prefix}{length + 1:02d}", f"{prefix}32"))
-        month = following
     clipped = [(max(low, span.low), min(high, span.high)) for low, high in ranges]
     clipped = [(low, high) for low, high in clipped if low < high]
     return clipped if len(clipped) <= _MOST_PROBED_DAYS + 2 else None
