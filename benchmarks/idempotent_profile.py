@@ -7,7 +7,7 @@ cumulative times of dagguard's functions that do each job:
 
 * validation: prepare_batch (rows outside the interval, naive or NULL times, duplicate keys,
   the partition column), _check_target and check_precision (the batch against the table);
-* checksum: batch_checksum and the engines' fingerprint / batch_fingerprint (the ledger's
+* checksum: write_checksum and the engines' fingerprint / batch_fingerprint (the ledger's
   checksum, and the verification of an unchanged rerun);
 * ledger: ensure_ledger, last_checksum, record_write;
 * time survey (SQLite): the scan of the stored times around the interval that decides whether
@@ -49,7 +49,8 @@ from benchmarks import idempotent_writes as bench  # noqa: E402
 PHASES = {
     "validation": [("idempotent/write.py", "prepare_batch"), ("idempotent/write_spec.py", "_check_target"),
                    ("idempotent/precision.py", "check_precision")],
-    "checksum": [("idempotent/checksum.py", "batch_checksum"), ("/engines/", "fingerprint"),
+    "checksum": [("idempotent/checksum.py", "write_checksum"), ("idempotent/checksum.py", "recorded_as"),
+                 ("/engines/", "fingerprint"),
                  ("/engines/", "batch_fingerprint")],
     "ledger": [("idempotent/ledger.py", "ensure_ledger"), ("idempotent/ledger.py", "last_checksum"),
                ("idempotent/ledger.py", "record_write")],
@@ -96,9 +97,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=3, help="repeats; the best of each counts")
     parser.add_argument("--top", type=int, default=0, help="also print the best write's N costliest functions")
+    parser.add_argument("--shuffle", action="store_true", help="rows in random order (see idempotent_writes.py)")
     args = parser.parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="dagguard-profile-"))
-    inputs = bench.make_inputs(args.rows, "arrow", 1.0)
+    inputs = bench.make_inputs(args.rows, "arrow", 1.0, args.shuffle)
     rig, cleanup = rig_for(args.engine, workdir, bench.Setup("arrow"))
     try:
         rig.prepare("bench_base", [inputs.other], None)

@@ -58,6 +58,7 @@ import argparse
 import json
 import math
 import platform
+import random
 import shutil
 import sqlite3
 import sys
@@ -168,11 +169,15 @@ def to_arrow(rows: list[tuple[Any, ...]]) -> Any:
     return pa.table({name: pa.array(values, kind) for name, values, kind in zip(COLUMNS, columns, types)})
 
 
-def make_inputs(count: int, form: str, changed_fraction: float) -> Inputs:
-    """Both intervals' rows, and the target interval again with changed values."""
+def make_inputs(count: int, form: str, changed_fraction: float, shuffle: bool = False) -> Inputs:
+    """Both intervals' rows, and the target interval again with changed values; with `shuffle`,
+    each in its own random order (seeded), as a real batch comes, not ordered by key and time."""
     other = make_rows(OTHER, 0, count, 0)
     target = make_rows(TARGET, count, count, 0)
     changed = make_rows(TARGET, count, count, changed_fraction)
+    if shuffle:
+        for seed, rows in enumerate((other, target, changed)):
+            random.Random(seed).shuffle(rows)
     if form == "arrow":
         return Inputs(to_arrow(other), to_arrow(target), to_arrow(changed), form)
     return Inputs(other, target, changed, form)
@@ -791,6 +796,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pg-fillfactor", type=int, choices=range(10, 101), metavar="10-100", default=None,
                         help="the PostgreSQL table's fillfactor (default 100): room for in-place updates")
     parser.add_argument("--workdir", type=Path, default=None, help="where the databases go (default: a temp dir)")
+    parser.add_argument("--shuffle", action="store_true",
+                        help="hand over each interval's rows in random order (default: ordered by key and time)")
     args = parser.parse_args(argv)
     strategies = tuple(args.strategies)
 
@@ -806,7 +813,7 @@ def main(argv: list[str] | None = None) -> int:
         args.workdir.mkdir(parents=True, exist_ok=True)
     workdir = Path(tempfile.mkdtemp(prefix="dagguard-bench-", dir=args.workdir))
     log(f"building {args.rows:,} rows per interval as {args.input} in {workdir}")
-    inputs = make_inputs(args.rows, args.input, args.changed_fraction)
+    inputs = make_inputs(args.rows, args.input, args.changed_fraction, args.shuffle)
     setup = Setup(args.input, args.key_index, tuple(args.pg_setting), args.pg_fillfactor)
     from benchmarks.idempotent_iceberg import ICEBERG_ENGINES, benchmark_iceberg
 
@@ -841,14 +848,15 @@ def main(argv: list[str] | None = None) -> int:
     table = format_table(results, strategies)
     print(f"dagguard.idempotent writes: {args.rows:,} rows into a table holding another "
           f"{args.rows:,}-row interval; input {args.input}; best of {args.runs}; "
-          f"changed fraction {args.changed_fraction}; {args.key_index} key index")
+          f"changed fraction {args.changed_fraction}; {args.key_index} key index"
+          + ("; rows shuffled" if args.shuffle else ""))
     print(table)
     RESULTS_DIR.mkdir(exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     out = RESULTS_DIR / f"idempotent_writes-{stamp}.json"
     out.write_text(json.dumps({
         "rows": args.rows, "runs": args.runs, "input": args.input,
-        "changed_fraction": args.changed_fraction, "key_index": args.key_index,
+        "changed_fraction": args.changed_fraction, "key_index": args.key_index, "shuffle": args.shuffle,
         "pg_settings": args.pg_setting, "pg_fillfactor": args.pg_fillfactor, "targets": TARGETS, "python": platform.python_version(), "machine": platform.platform(),
         "results": results}, indent=2, default=str))
     print(f"written {out.relative_to(REPO_ROOT) if out.is_relative_to(REPO_ROOT) else out}")

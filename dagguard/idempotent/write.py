@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 from dagguard.idempotent import strategies
 from dagguard.idempotent.arrow.batch import ArrowBatch
 from dagguard.idempotent.batch import AnyBatch, replace_column
-from dagguard.idempotent.checksum import batch_checksum
+from dagguard.idempotent.checksum import recorded_as, write_checksum
 from dagguard.idempotent.connections import open_engine
 from dagguard.idempotent.engines import Engine
 from dagguard.idempotent.errors import (ArgumentTypeError, ConcurrentWriteError, DatabaseRefusedError,
@@ -97,7 +97,7 @@ def write_batch(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
     """Run the write in a transaction, retrying write-write conflicts where the engine has them.
 
     `checksum` None: the engine's own fingerprint of the batch where it has one, else
-    batch_checksum(). `partition_key`: see write_interval."""
+    write_checksum(). `partition_key`: see write_interval."""
     check_scope(spec, interval, partition_key)
     where = scope_label(interval, partition_key)
     if partition_key is not None and engine.dialect in ("iceberg", "delta"):
@@ -309,12 +309,12 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
             engine, spec, batch, in_place, target_columns, scope,
             rerun=lambda digest: _last_checksum(engine, spec, interval, partition_key) == digest)
         checksum = checksum or fingerprint
-    checksum = checksum or batch_checksum(batch)
+    checksum = checksum or write_checksum(batch)
     loaded = None
     # Only for Arrow batches, the columnar path: a rerun with Python rows keeps rewriting the
     # interval and reporting the rows it deleted and inserted, as it always has.
     if (not in_place and isinstance(batch, ArrowBatch) and len(batch) and engine.can_fingerprint
-            and _last_checksum(engine, spec, interval, partition_key) == checksum):
+            and recorded_as(_last_checksum(engine, spec, interval, partition_key), checksum, batch)):
         # A rerun of the ledger's last write of this interval: compare fingerprints of the
         # batch and of the interval, which costs less than rewriting the rows when they match
         # (an interval edited since then will not match, and is rewritten). The batch's comes

@@ -10,7 +10,7 @@ import pytest
 from dagguard.idempotent import Interval, IntervalViolationError, write_interval
 from dagguard.idempotent.arrow.batch import from_arrow
 from dagguard.idempotent.batch import to_batch
-from dagguard.idempotent.checksum import batch_checksum, same_data
+from dagguard.idempotent.checksum import arrow_fingerprint_checksum, batch_checksum, same_data
 from dagguard.idempotent.api import read_ledger
 from dagguard.idempotent.engines import engine_for
 from dagguard.idempotent.identifiers import TableName
@@ -72,8 +72,8 @@ def test_arrow_and_tuples_write_the_same_rows(db, strategy, python_rows):
     second = _write(db, _arrow(list(reversed(ROWS))), strategy)
     assert db.rows() == from_tuples
     # DuckDB fingerprints in the engine, Delta and Iceberg with numpy over the rows as the table
-    # stores them.
-    kind = {"duckdb": "duckdb", "delta": "delta", "iceberg": "iceberg-"}.get(db.dialect, "arrow-")
+    # stores them, SQLite and PostgreSQL with numpy over the batch (checksum.write_checksum).
+    kind = {"duckdb": "duckdb", "delta": "delta", "iceberg": "iceberg-"}.get(db.dialect, "arrowfp-")
     assert first.checksum == second.checksum and f":{kind}" in first.checksum
     assert read_ledger(db.url).conflicts == ()
 
@@ -122,20 +122,81 @@ def test_arrow_partition_of_another_day_is_refused(db):
         _write(db, table, "overwrite_partition")
 
 
-def test_arrow_checksum_ignores_row_order_chunks_zones_and_widths():
+@pytest.mark.parametrize("checksum", [batch_checksum, arrow_fingerprint_checksum])
+def test_arrow_checksum_ignores_row_order_chunks_zones_and_widths(checksum):
+    # arrow_fingerprint_checksum: what the SQL engines record; a date and its ISO text are one
+    # value there too (overwrite_partition writes the partition as SQLite stores it, as text).
     table = _arrow(ROWS)
-    base = batch_checksum(from_arrow(table))
+    base = checksum(from_arrow(table))
     chunked = pa.concat_tables([table.slice(0, 1), table.slice(1).take([2, 0, 1])])
     widened = table.select(["v", "k", "ts", "ds", "amount"]).cast(pa.schema([
         ("v", pa.large_string()), ("k", pa.int32()), ("ts", pa.timestamp("ns", tz="Asia/Tokyo")),
         ("ds", pa.date32()), ("amount", pa.float64())]))
-    assert batch_checksum(from_arrow(chunked)) == base == batch_checksum(from_arrow(widened))
+    assert checksum(from_arrow(chunked)) == base == checksum(from_arrow(widened))
     as_text = table.set_column(2, "ds", table.column("ds").cast(pa.string()))
-    assert batch_checksum(from_arrow(as_text)) == base
+    assert checksum(from_arrow(as_text)) == base
     other = table.set_column(3, "v", pa.array(["a", "", None, "null key"]))
-    assert batch_checksum(from_arrow(other)) != base
+    assert checksum(from_arrow(other)) != base
     empty_vs_null = table.set_column(3, "v", pa.array([ROWS[0][3], None, "", "null key"]))
-    assert batch_checksum(from_arrow(empty_vs_null)) != base
+    assert checksum(from_arrow(empty_vs_null)) != base
+
+
+def test_arrow_fingerprint_checksum_tells_names_counts_and_near_dates_apart():
+    table = _arrow(ROWS)
+    base = arrow_fingerprint_checksum(from_arrow(table))
+    assert base.startswith(f"{len(ROWS)}:arrowfp-")
+    assert arrow_fingerprint_checksum(from_arrow(table.set_column(2, "ds", table.column("ds").cast(pa.date64())))) == base
+    for changed in (table.rename_columns(["k", "ts", "ds", "w", "amount"]),
+                    pa.concat_tables([table.slice(1), table.slice(1, 1)]),  # a row twice, another gone
+                    table.set_column(2, "ds", pa.array(["2026-01-01", "2026-1-01", "2026-01-01", "2026-01-01"]))):
+        assert arrow_fingerprint_checksum(from_arrow(changed)) != base
+    decimals = pa.table({"d": pa.array([1], pa.decimal128(5, 2))})
+    assert arrow_fingerprint_checksum(from_arrow(decimals)) is None  # write_checksum falls back to batch_checksum
+
+
+def _rerun_after_an_old_ledger(db, strategy, monkeypatch, edit=None):
+    """Write the rows as dagguard did before Arrow batches were fingerprinted (the ledger then
+    holds arrow_checksum's `rows:arrow-...`), run `edit`, and write them again."""
+    if db.dialect not in ("sqlite", "postgres"):
+        pytest.skip("DuckDB records its own fingerprint, the table formats theirs (test_iceberg.py)")
+    _create(db)
+    table = _arrow(ROWS[:3])
+    with monkeypatch.context() as old:
+        old.setattr("dagguard.idempotent.write.write_checksum", batch_checksum)
+        first = _write(db, table, strategy)
+    assert ":arrow-" in first.checksum
+    written = db.rows()
+    if edit:
+        db.run(edit)
+    again = _write(db, table, strategy)
+    assert db.rows() == written and ":arrowfp-" in again.checksum
+    return again
+
+
+@pytest.mark.parametrize("strategy", ["replace", "merge", "overwrite_partition"])
+def test_a_ledger_entry_from_before_fingerprints_still_marks_a_rerun_unchanged(db, strategy, monkeypatch):
+    again = _rerun_after_an_old_ledger(db, strategy, monkeypatch)
+    assert (again.rows_inserted, again.rows_updated, again.rows_deleted) == (0, 0, 0)
+
+
+@pytest.mark.parametrize("strategy", ["replace", "merge", "overwrite_partition"])
+def test_a_table_edited_since_an_old_ledger_entry_is_rewritten(db, strategy, monkeypatch):
+    again = _rerun_after_an_old_ledger(db, strategy, monkeypatch, "UPDATE events SET v = 'edited' WHERE k = 1")
+    assert again.rows_inserted + again.rows_updated >= 1
+
+
+def test_an_overwrite_of_the_rows_a_replace_wrote_is_a_verified_rerun(db):
+    """Regression: the fingerprint checksum took the DATE `ds` of replace's batch and the text
+    one overwrite_partition writes on SQLite for different data, so the rerun was rewritten."""
+    if db.dialect not in ("sqlite", "postgres"):
+        pytest.skip("DuckDB records its own fingerprint, the table formats theirs")
+    _create(db)
+    table = _arrow(ROWS[:3])
+    _write(db, table, "replace")
+    written = db.rows()
+    again = _write(db, table, "overwrite_partition")
+    assert (again.rows_inserted, again.rows_updated, again.rows_deleted) == (0, 0, 0)
+    assert db.rows() == written
 
 
 def test_ledger_compares_checksums_of_one_kind_only():

@@ -90,6 +90,19 @@ def test_sqlite_ignores_unreadable_text_far_from_the_partition(tmp_path):
     assert sorted(ds for _, ds, _ in _raw(db)) == ["2024-13-45", "2026-01-04"]
 
 
+@pytest.mark.parametrize("stored, inside", [("2026-02-29", True), ("2026-02-30", False), ("2026-03-01", True)])
+def test_sqlite_reads_a_plain_date_past_the_months_end_as_the_day_it_runs_on_to(tmp_path, stored, inside):
+    """'2026-02-29' (not a leap year) is SQLite's 2026-03-01, though it looks like a plain date."""
+    db = sqlite_database(tmp_path)
+    db.create("events", "k INTEGER, ds TEXT, v TEXT")
+    db.run("CREATE INDEX events_ds ON events (ds)")
+    _fill(db, ["2026-02-28", stored, "2026-03-02"])
+    march1 = Interval(datetime(2026, 3, 1, tzinfo=UTC), datetime(2026, 3, 2, tzinfo=UTC))
+    _overwrite(db, [{"k": 99, "v": "new"}], march1)
+    assert sorted(ds for _, ds, v in _raw(db) if v == "old") == sorted({"2026-02-28", "2026-03-02", stored}
+                                                                        - ({stored} if inside else set()))
+
+
 def test_sqlite_keeps_the_plain_equality_where_every_value_is_a_plain_date(tmp_path):
     db = sqlite_database(tmp_path)
     db.create("events", "k INTEGER, ds TEXT, v TEXT")

@@ -4,6 +4,7 @@ columns named like SQLite's implicit row id."""
 from __future__ import annotations
 
 import sqlite3
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -93,6 +94,40 @@ def test_days_past_the_end_of_a_month_count_where_sqlite_reads_them():
     write_interval(conn, "events", [], Interval(at(1).replace(month=3), at(2).replace(month=3)),
                    time_column="ts")
     assert kept_texts(conn) == {"2026-02-31 00:00:00.000000+00:00", "2026-02-28 23:00:00"}
+
+
+MARCH2 = Interval(at(2).replace(month=3), at(3).replace(month=3))
+
+
+@pytest.mark.parametrize("interval, stored, inside", [
+    (DAY4, "2026-01-03 24:00:00.000000+00:00", True),   # the 4th's midnight, text before the interval
+    (DAY4, "2026-01-04 24:00:00.000000+00:00", False),  # the 5th's midnight, text inside it
+    (MARCH2, "2026-02-30 12:00:00.000000+00:00", True),  # 2026-03-02 12:00
+    (MARCH2, "2026-03-01 24:00:00.000000+00:00", True),
+])
+def test_a_time_in_dagguards_shape_that_sqlite_reads_as_another_day_is_read_so(interval, stored, inside):
+    """Every other stored time is dagguard's own text, so only this one (its shape dagguard's,
+    its hour 24 or its day past the month's end) says that comparing text is not exact."""
+    from dagguard.idempotent.engines.sqlite import sqlite_timestamp
+
+    conn = connect()
+    around = [sqlite_timestamp(interval.start + (interval.end - interval.start) * share) for share in (-1, 0, 0.5, 1, 2)]
+    store(conn, [*around, stored])
+    write_interval(conn, "events", [], interval, time_column="ts")
+    assert kept_texts(conn) == {around[0], around[3], around[4]} | (set() if inside else {stored})
+
+
+@pytest.mark.parametrize("day", [datetime(1, 1, 1, tzinfo=timezone.utc), datetime(9999, 12, 30, tzinfo=timezone.utc)])
+def test_an_interval_at_either_end_of_the_calendar_is_surveyed_and_written(day):
+    """Regression: the survey's probes for hour 24 stepped past December 9999."""
+    from dagguard.idempotent.engines.sqlite import sqlite_timestamp
+
+    conn = connect()
+    interval = Interval(day, day + timedelta(days=1))
+    store(conn, [sqlite_timestamp(day + timedelta(hours=1))])
+    result = write_interval(conn, "events", [{"k": 1, "ts": day + timedelta(hours=2), "v": "new"}], interval,
+                            time_column="ts")
+    assert (result.rows_deleted, result.rows_inserted, kept_texts(conn)) == (1, 1, set())
 
 
 @pytest.mark.parametrize("strategy", ["replace", "merge"])

@@ -105,10 +105,55 @@ def _written_form(column: str) -> str:
     return f"({column} GLOB '????-??-?? ??:??:??.?????[0-9]+00:00' AND date({column}) IS substr({column}, 1, 10))"
 
 
+def _readable_form(column: str) -> str:
+    """SQL: true where `column` has the shape of dagguard's form and SQLite reads it: dagguard's
+    form unless its hour is 24 or its day past the month's end, which _run_on_ranges finds
+    through the index instead. julianday() reads the text once; _written_form's date() also
+    formats a date and cuts a substring (2M rows: 0.23 s against 0.33 s over the index range)."""
+    return f"({column} GLOB '????-??-?? ??:??:??.?????[0-9]+00:00' AND julianday({column}) IS NOT NULL)"
+
+
 def _written_date(column: str) -> str:
     """SQL: true where `column` is text in dagguard's form of a partition value, 'YYYY-MM-DD',
     a real day (date() runs '2026-02-30' on into March)."""
     return f"({column} GLOB '????-??-??' AND date({column}) IS {column})"
+
+
+def _readable_date(column: str) -> str:
+    """SQL: _written_date's test less the days past the month's end, left to _run_on_ranges."""
+    return f"({column} GLOB '????-??-??' AND julianday({column}) IS NOT NULL)"
+
+
+# More days than this in a survey's text range and it reads date() on each row instead of
+# probing two ranges a day (a long interval's SQL would grow with its days).
+_MOST_PROBED_DAYS = 62
+
+
+def _run_on_ranges(span: TextRange, partition: bool) -> list[tuple[str, str]] | None:
+    """The text ranges within `span` of the texts SQLite reads, in dagguard's shape, as another
+    day than their own first ten characters say: hour 24 ('2026-01-04 24:00:00...', not for a
+    partition's plain date) and the days past each month's end ('2026-02-29' to '2026-02-31');
+    None where the span's bounds are not dates or it holds too many days."""
+    try:
+        first, last = date.fromisoformat(span.low[:8] + "01"), date.fromisoformat(span.high[:8] + "01")
+        if (last - first).days > _MOST_PROBED_DAYS:
+            return None
+        ranges = []
+        month = first
+        while month <= last:
+            following = (month + timedelta(days=31)).replace(day=1)  # OverflowError after 9999-12
+            prefix = month.isoformat()[:8]
+            length = (following - month).days
+            if not partition:
+                ranges += [(f"{prefix}{day:02d} 24", f"{prefix}{day:02d} 25") for day in range(1, length + 1)]
+            if length < 31:
+                ranges.append((f"{prefix}{length + 1:02d}", f"{prefix}32"))
+            month = following
+    except (ValueError, OverflowError):
+        return None
+    clipped = [(max(low, span.low), min(high, span.high)) for low, high in ranges]
+    clipped = [(low, high) for low, high in clipped if low < high]
+    return clipped if len(clipped) <= _MOST_PROBED_DAYS + 2 else None
 
 
 def day_interval(day: date) -> tuple[datetime, datetime]:
@@ -138,13 +183,24 @@ def exact_test(column: str, start: datetime, end: datetime) -> tuple[str, tuple[
                  last - _MARGIN, last + _MARGIN, *bounds)
 
 
-def survey_sql(table: str, column: str, partition: bool = False) -> str:
-    """SQL over the text range (two parameters): one row (value, unreadable) for a value not in
-    dagguard's written form (of a time, or of a partition's date where `partition`), an
-    unreadable one first, or none when every value is in that form; values not starting with a
-    digit count as unreadable wherever they are."""
-    written = _written_date(column) if partition else _written_form(column)
+def survey_sql(table: str, column: str, span: TextRange, partition: bool = False) -> tuple[str, tuple[str, ...]]:
+    """SQL over the text range `span`, and its parameters: one row (value, unreadable) for a
+    value not in dagguard's written form (of a time, or of a partition's date where
+    `partition`), an unreadable one first, or none when every value is in that form; values not
+    starting with a digit count as unreadable wherever they are.
+
+    Each row of the span is read once by julianday(); the few texts in dagguard's shape that
+    SQLite reads as another day (hour 24, days past the month's end) are index ranges of their
+    own, so no row pays for date()'s formatting."""
+    probes = _run_on_ranges(span, partition)
+    if probes is None:
+        written = _written_date(column) if partition else _written_form(column)
+        probes = []
+    else:
+        written = _readable_date(column) if partition else _readable_form(column)
     unreadable = f"({column} < '{_BELOW_DIGITS}' OR {column} >= '{_ABOVE_DIGITS}' OR julianday({column}) IS NULL)"
-    return (f"SELECT {column}, {unreadable} FROM {table} WHERE ({column} >= ? AND {column} < ? AND NOT "
-            f"{written}) OR {column} < '{_BELOW_DIGITS}' OR {column} >= '{_ABOVE_DIGITS}' "
-            f"ORDER BY 2 DESC LIMIT 1")
+    ranges = "".join(f" OR ({column} >= ? AND {column} < ?)" for _ in probes)
+    sql = (f"SELECT {column}, {unreadable} FROM {table} WHERE ({column} >= ? AND {column} < ? AND NOT "
+           f"{written}){ranges} OR {column} < '{_BELOW_DIGITS}' OR {column} >= '{_ABOVE_DIGITS}' "
+           f"ORDER BY 2 DESC LIMIT 1")
+    return sql, (span.low, span.high, *(bound for probe in probes for bound in probe))
