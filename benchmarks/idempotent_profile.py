@@ -47,7 +47,7 @@ from benchmarks import idempotent_writes as bench  # noqa: E402
 
 # Phase -> (module path suffix, function name) whose cumulative time is that phase's.
 PHASES = {
-    "validation": [("idempotent/write.py", "prepare_batch"), ("idempotent/write_spec.py", "_check_target"),
+    "validation": [("idempotent/write_prepare.py", "prepare_batch"), ("idempotent/write_spec.py", "_check_target"),
                    ("idempotent/precision.py", "check_precision")],
     "checksum": [("idempotent/checksum.py", "write_checksum"), ("idempotent/checksum.py", "recorded_as"),
                  ("/engines/", "fingerprint"),
