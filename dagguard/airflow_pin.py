@@ -38,8 +38,8 @@ _IMAGE = re.compile(r"\b(?:apache/airflow|astronomer/ap-airflow):(?P<tag>[\w.-]+
 _ASTRO = re.compile(r"\bastro-runtime:(?P<tag>[\w.-]+)")
 _EXACT = re.compile(r"^===?\s*v?(?P<major>\d+)(?:\.|$)")
 _LEADING = re.compile(r"^v?(?P<major>\d+)\.\d")
-_TEXT_FILES = re.compile(r"^(requirements|constraints).*\.(txt|in)$|^Dockerfile|\.Dockerfile$|^(docker-)?compose.*\.ya?ml$",
-                         re.IGNORECASE)
+_TEXT_FILES = re.compile(
+    r"^(requirements|constraints).*\.(txt|in)$|^Dockerfile|\.Dockerfile$|^(docker-)?compose.*\.ya?ml$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ def _pyproject_pins(path: Path) -> Iterator[tuple[Optional[str], str]]:
                     yield _major_of_specifier(found.group("spec").strip()), f"pyproject.toml ({line.strip()})"
     poetry = _table(data, "tool", "poetry")
     groups = [_table(poetry, "dependencies"), _table(poetry, "dev-dependencies")]
-    groups.extend(_table(group, "dependencies") for group in _table(poetry, "group").values() if isinstance(group, dict))
+    groups.extend(_table(group, "dependencies") for group in _table(poetry, "group").values())
     for dependencies in groups:
         for name, value in dependencies.items():
             if _NAME.fullmatch(name) is not None:
@@ -149,6 +149,9 @@ def _major_of_specifier(spec: str) -> Optional[str]:
         return _known(exact.group("major"))
     if not spec:
         return None
+    bounded = _majors_of_bounds(spec)
+    if bounded is not None:   # `>=2.7,<3`: every run reads the pin, and packaging costs 10-20 ms to load
+        return bounded.pop() if len(bounded) == 1 else None
     try:
         from packaging.specifiers import InvalidSpecifier, SpecifierSet
     except ImportError:    # pragma: no cover - pip, pytest and Airflow all bring it
@@ -158,7 +161,7 @@ def _major_of_specifier(spec: str) -> Optional[str]:
     except InvalidSpecifier:
         return None
     majors = {major for major in MAJORS
-              if any(allowed.contains(f"{major}.{minor}", prereleases=True) for minor in ("0", "5", "10.5", "99"))}
+              if any(allowed.contains(f"{major}.{minor}", prereleases=True) for minor in _PROBES)}
     return majors.pop() if len(majors) == 1 else None
 
 
@@ -168,6 +171,33 @@ def _astro_runtime_major(tag: str) -> Optional[str]:
         return _known(new_scheme.group(1))
     old_scheme = re.match(r"(\d+)\.\d+\.\d+", tag)
     return "2" if old_scheme is not None and 3 <= int(old_scheme.group(1)) <= 12 else None
+
+
+# Versions of each major a specifier set is asked about (`~=3.1.2` allows only 3.1.x from 3.1.2).
+_PROBES = ("0", "0.1", "1.5", "5", "9.5", "10.5", "99")
+_BOUND = re.compile(r"^\s*(?P<op>>=|<=|~=|>|<)\s*v?(?P<major>\d+)(?P<rest>(?:\.\d+)*)\s*$")
+
+
+def _majors_of_bounds(spec: str) -> Optional[set[str]]:
+    """Which of MAJORS a set of plain bounds (`>=2.7`, `<3`, `<=2.10.5`, `~=2.9`, `>3.0`) allows,
+    or None for any other clause (left to packaging). A bound on `3` or `3.0.0` excludes all of 3
+    from below (`<3`) but `<3.1` lets 3.0 in."""
+    allowed = set(MAJORS)
+    for clause in spec.split(","):
+        found = _BOUND.match(clause)
+        if found is None:
+            return None
+        op, major = found.group("op"), int(found.group("major"))
+        beyond_zero = any(int(part) for part in found.group("rest").split(".")[1:])
+        for candidate in MAJORS:
+            m = int(candidate)
+            keeps = {">=": m >= major, ">": m >= major, "<=": m <= major, "~=": m == major,
+                     "<": m < major or (m == major and beyond_zero)}[op]
+            if not keeps:
+                allowed.discard(candidate)
+        if op == "~=" and not found.group("rest"):
+            return None   # `~=3` is not a valid specifier: packaging says so
+    return allowed
 
 
 def _known(major: str) -> Optional[str]:

@@ -113,3 +113,35 @@ def test_an_airflow_2_project_gets_the_default_catchup_flood_reported(tmp_path):
     assert "DG101" in {f.code for f in check_paths([dags]).findings}
     (tmp_path / "requirements.txt").write_text("apache-airflow==3.1.0\n")
     assert "DG101" not in {f.code for f in check_paths([dags]).findings}   # catchup is off by default in 3
+
+
+@pytest.mark.parametrize("spec", [
+    ">=2.7,<3", ">=2.7, <3.0", ">=3.0,<4", ">=3", ">3.0.2", "<3", "<3.1", "<=2.10.5", "<=3", "~=2.9", "~=3.1.2",
+    ">=2.7", "<2.5", ">=3.1,<3.0", ">=2.0,<=3.0", "> 2.9 , < 3.0.0", ">=2.7,<3.0.1", "~=3",
+    "!=2.9.0,>=2.7", ">=2.7,!=3.*", "==3.*", ">=2.7;", "@ https://x",
+])
+def test_a_pins_major_is_what_packaging_says(spec):
+    # The bounds read without packaging (a warm run must not pay its import) agree with it.
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    from dagguard.airflow_pin import MAJORS, _major_of_specifier
+
+    try:
+        allowed = SpecifierSet(spec)
+        majors = {m for m in MAJORS if any(allowed.contains(f"{m}.{minor}", prereleases=True)
+                                            for minor in ("0", "0.1", "1.5", "5", "9.5", "10.5", "99"))}
+        expected = majors.pop() if len(majors) == 1 else None
+    except InvalidSpecifier:
+        expected = None
+    assert _major_of_specifier(spec) == expected
+
+
+def test_plain_bounds_are_read_without_loading_packaging():
+    import subprocess
+    import sys
+
+    code = ("import sys; from dagguard.airflow_pin import _major_of_specifier as m; "
+            "assert m('>=2.7,<3') == '2' and m('~=3.1') == '3' and m('>=3.0,<4') == '3'; "
+            "print('packaging.specifiers' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
