@@ -214,8 +214,8 @@ class _Builder:
         target = args.get("python_callable")
         if target is not None:
             python_callable, callable_scope = self.local_function(target.node, ctx.scope)
-            if python_callable is None:
-                imported = self.imported_function(target.node, ctx.scope)
+            found = self.project_function(target.node, ctx.scope) if python_callable is None else None
+            imported = None if found is None else ImportedFunction(*found)
         return TaskModel(task_id=task_id, kind="operator", operator=qual, node=call, args=args,
                          callable=python_callable, callable_scope=callable_scope, group_id=ctx.group,
                          scope=ctx.scope, nesting=ctx.nesting, imported=imported)
@@ -242,20 +242,19 @@ class _Builder:
                 return binding.node, function_scope(binding.node, scope)
         return None, None
 
-    def imported_function(self, expr: cst.BaseExpression, scope: Scope) -> Optional[ImportedFunction]:
-        """A project module's function `expr` names through an import (`python_callable=export`
-        after `from lib.tasks import export`, or `tasks.export`): its body is read in its own module
-        only where a rule asks, as an imported @task function's is."""
+    def project_function(self, expr: cst.BaseExpression, scope: Scope) -> Optional[tuple[cst.FunctionDef, Scope]]:
+        """The project module's function `expr` names through an import (`from lib.tasks import
+        export` then `export`, or `tasks.export`), and its module's scope; None without a project
+        index. A PythonOperator's imported `python_callable` is read there only where a rule asks,
+        as an imported @task function's body is."""
         if self.resolver.index is None:
             return None
         if isinstance(expr, cst.Name):
-            found = scope.function(expr.value)   # this file's functions are local_function's
-        elif isinstance(expr, cst.Attribute):
+            return scope.function(expr.value)
+        if isinstance(expr, cst.Attribute):
             qual, link = scope.qualname(expr), scope.project_link()
-            found = link.function(qual) if qual is not None and link is not None else None
-        else:
-            return None
-        return None if found is None else ImportedFunction(*found)
+            return link.function(qual) if qual is not None and link is not None else None
+        return None
 
     def taskflow_function(self, expr: cst.BaseExpression, scope: Scope) -> Optional[cst.FunctionDef]:
         if isinstance(expr, cst.Name):
@@ -272,13 +271,7 @@ class _Builder:
         """A @task function of a project module that `expr` names through an import: calling it
         in a DAG's body makes a task of that DAG (`from lib.tasks import get_ids` then
         `get_ids()`, or `tasks.get_ids()`)."""
-        if self.resolver.index is None:
-            return None
-        if isinstance(expr, cst.Name):
-            found = scope.function(expr.value)
-        else:
-            qual, link = scope.qualname(expr), scope.project_link()
-            found = link.function(qual) if qual is not None and link is not None else None
+        found = self.project_function(expr, scope)
         if found is None:
             return None
         function, defined_in = found

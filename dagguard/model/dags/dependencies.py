@@ -268,13 +268,15 @@ def _chained(call: cst.Call, scope: Scope) -> list[cst.BaseExpression]:
         if not arg.star:
             values.append(arg.value)
             continue
+        if arg.star != "*":
+            return []   # `**mapping`: Airflow's chain takes no keywords
         spread = arg.value
         for _ in range(MAX_NAME_DEPTH):
-            binding = scope.single(spread.value) if arg.star == "*" and isinstance(spread, cst.Name) else None
+            binding = scope.single(spread.value) if isinstance(spread, cst.Name) else None
             if not isinstance(binding, ConstantBinding):
                 break
             spread = binding.value
-        if arg.star != "*" or not isinstance(spread, (cst.List, cst.Tuple)) \
+        if not isinstance(spread, (cst.List, cst.Tuple)) \
                 or any(isinstance(element, cst.StarredElement) for element in spread.elements):
             return []
         values.extend(element.value for element in spread.elements)
