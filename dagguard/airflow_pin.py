@@ -5,8 +5,7 @@ Airflow 2 project checked as 3 misses the very flood the README opens with. As r
 target version from `requires-python`, dagguard takes the Airflow version from where teams pin
 it: the dependencies of a pyproject.toml (PEP 621 and Poetry), requirements and constraints
 files, and the Airflow image of a Dockerfile or compose file (`apache/airflow:<tag>`, Astronomer's
-`astro-runtime:<tag>`). The search starts
-in the folder of the config in use (else the checked paths' common folder) and goes up to the
+`astro-runtime:<tag>`). The search starts in the checked paths' common folder and goes up to the
 project's root (a folder with `.git` or a pyproject.toml); the first folder whose files name
 Airflow decides, when its pins that settle a major version (`==2.9.3`, `>=2.7,<3`, `^2.9`, an
 image tag `2.9.3-python3.11`) all settle the same one.
@@ -38,6 +37,10 @@ _IMAGE = re.compile(r"\b(?:apache/airflow|astronomer/ap-airflow):(?P<tag>[\w.-]+
 _ASTRO = re.compile(r"\bastro-runtime:(?P<tag>[\w.-]+)")
 _EXACT = re.compile(r"^===?\s*v?(?P<major>\d+)(?:\.|$)")
 _LEADING = re.compile(r"^v?(?P<major>\d+)\.\d")
+# A plain bound, which _majors_of_bounds reads without packaging.
+_BOUND = re.compile(r"^\s*(?P<op>>=|<=|~=|>|<)\s*v?(?P<major>\d+)(?P<rest>(?:\.\d+)*)\s*$")
+# Versions of each major a specifier set is asked about (`~=3.1.2` allows only 3.1.x from 3.1.2).
+_PROBES = ("0", "0.1", "1.5", "5", "9.5", "10.5", "99")
 _TEXT_FILES = re.compile(
     r"^(requirements|constraints).*\.(txt|in)$|^Dockerfile|\.Dockerfile$|^(docker-)?compose.*\.ya?ml$", re.IGNORECASE)
 
@@ -79,11 +82,13 @@ def _pins(folder: Path, names: list[str]) -> Iterator[tuple[Optional[str], str]]
             text = _read(folder / name)
             if text is None:
                 continue
+            # Requirement lines count in requirements and constraints files; a Dockerfile's or a
+            # compose file's pin is its image.
+            requirements = name.lower().startswith(("requirements", "constraints"))
             for line in text.splitlines():
-                found = _REQUIREMENT.match(line)
-                if found is not None and not name.lower().startswith(("dockerfile", "compose", "docker-compose")):
-                    spec = found.group("spec").strip()
-                    yield _major_of_specifier(spec), f"{name} ({line.strip()})"
+                found = _REQUIREMENT.match(line) if requirements else None
+                if found is not None:
+                    yield _major_of_specifier(found.group("spec").strip()), f"{name} ({line.strip()})"
                 for image in _IMAGE.finditer(line):
                     leading = _LEADING.match(image.group("tag"))
                     if leading is not None:   # `latest`, `slim-latest` pin nothing
@@ -173,11 +178,6 @@ def _astro_runtime_major(tag: str) -> Optional[str]:
     return "2" if old_scheme is not None and 3 <= int(old_scheme.group(1)) <= 12 else None
 
 
-# Versions of each major a specifier set is asked about (`~=3.1.2` allows only 3.1.x from 3.1.2).
-_PROBES = ("0", "0.1", "1.5", "5", "9.5", "10.5", "99")
-_BOUND = re.compile(r"^\s*(?P<op>>=|<=|~=|>|<)\s*v?(?P<major>\d+)(?P<rest>(?:\.\d+)*)\s*$")
-
-
 def _majors_of_bounds(spec: str) -> Optional[set[str]]:
     """Which of MAJORS a set of plain bounds (`>=2.7`, `<3`, `<=2.10.5`, `~=2.9`, `>3.0`) allows,
     or None for any other clause (left to packaging). A bound on `3` or `3.0.0` excludes all of 3
@@ -188,6 +188,8 @@ def _majors_of_bounds(spec: str) -> Optional[set[str]]:
         if found is None:
             return None
         op, major = found.group("op"), int(found.group("major"))
+        if op == "~=" and not found.group("rest"):
+            return None   # `~=3` is not a valid specifier: packaging says so
         beyond_zero = any(int(part) for part in found.group("rest").split(".")[1:])
         for candidate in MAJORS:
             m = int(candidate)
@@ -195,8 +197,6 @@ def _majors_of_bounds(spec: str) -> Optional[set[str]]:
                      "<": m < major or (m == major and beyond_zero)}[op]
             if not keeps:
                 allowed.discard(candidate)
-        if op == "~=" and not found.group("rest"):
-            return None   # `~=3` is not a valid specifier: packaging says so
     return allowed
 
 

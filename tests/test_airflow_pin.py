@@ -70,6 +70,15 @@ def test_no_settled_pin_keeps_the_default(tmp_path, files):
     assert settings.airflow_version == "3" and settings.airflow_version_from is None
 
 
+def test_a_dockerfiles_pin_is_its_image_whatever_the_files_name(tmp_path):
+    # A continuation line of `RUN pip install` is not read as a requirement, in `Dockerfile` and
+    # `prod.Dockerfile` alike: the image says which Airflow runs.
+    install = "RUN pip install \\\n    apache-airflow==2.9.3\n"
+    for name in ("Dockerfile", "prod.Dockerfile"):
+        dags = _project(tmp_path / name, {name: "FROM apache/airflow:3.1.0\n" + install})
+        assert discover_settings([dags]).airflow_version_from == f"{name} (apache/airflow:3.1.0)"
+
+
 def test_an_unpinned_requirement_beside_a_pinned_image_does_not_veto_it(tmp_path):
     dags = _project(tmp_path, {"Dockerfile": "FROM apache/airflow:2.5.1-python3.9 as builder\n",
                                "requirements.txt": "apache-airflow[sentry]\napache-airflow-providers-http\n"})
