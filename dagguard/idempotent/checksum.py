@@ -158,17 +158,18 @@ def _iso_dates(column: Any) -> Any:
         return None
 
 
-def recorded_as(recorded: str | None, checksum: str, batch: AnyBatch) -> bool:
-    """Is `recorded`, the ledger's last checksum of an interval, this batch's `checksum`? A
-    ledger written before write_checksum fingerprinted Arrow batches holds arrow_checksum's
-    `rows:arrow-...`: that one is computed to compare, once (the write records the new kind)."""
+def recorded_as(recorded: str | None, checksum: str, batch: AnyBatch, kind: str = FINGERPRINT_KIND) -> bool:
+    """Is `recorded`, the ledger's last checksum of an interval, this batch's `checksum` (a
+    fingerprint of `kind`: the SQL engines' `arrowfp-`, Iceberg's `iceberg-`)? A ledger written
+    before the fingerprint holds arrow_checksum's `rows:arrow-...`: that one is computed to
+    compare, once (the write records the new kind)."""
     if recorded is None:
         return False
     if recorded == checksum:
         return True
     count, _, digest = checksum.partition(":")
     old_count, _, old_digest = recorded.partition(":")
-    return (count == old_count and digest.startswith(FINGERPRINT_KIND) and old_digest.startswith(ARROW_KIND)
+    return (count == old_count and digest.startswith(kind) and old_digest.startswith(ARROW_KIND)
             and isinstance(batch, ArrowBatch) and arrow_checksum(batch) == recorded)
 
 

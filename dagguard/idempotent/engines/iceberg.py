@@ -175,9 +175,11 @@ class IcebergEngine:
         metadata when the scope's files are that commit's, else by comparing the rows'
         fingerprints (when `rows`, the batch typed as the table, and its fingerprint are given)."""
         from dagguard.idempotent.arrow.fingerprint import fingerprint
+        from dagguard.idempotent.checksum import recorded_as
 
         last = self.last_write(table, interval)
-        if set(batch.columns) != set(schema.names) or last is None or not _recorded(last[0], checksum, batch):
+        if set(batch.columns) != set(schema.names) or last is None \
+                or not recorded_as(last[0], checksum, batch, FINGERPRINT_KIND + "-"):
             return False
         # The commit's batch was this one; its scope held only the batch's rows (a merge that
         # kept other rows wrote more), and still holds that commit's files: exactly this batch.
@@ -324,18 +326,6 @@ def _checksum(batch: AnyBatch, mine: tuple[int, int, int] | None) -> str:
     from dagguard.idempotent.checksum import batch_checksum
 
     return fingerprint_checksum(mine, FINGERPRINT_KIND) if mine is not None else batch_checksum(batch)
-
-
-def _recorded(recorded: str, checksum: str, batch: AnyBatch) -> bool:
-    """Did the commit that recorded `recorded` write this batch? A commit from before the
-    fingerprint recorded the Arrow checksum (`rows:arrow-...`): the batch's is computed to
-    compare, so a rerun after the upgrade is still recognised."""
-    from dagguard.idempotent.checksum import ARROW_KIND, batch_checksum
-
-    if recorded == checksum:
-        return True
-    return (checksum.partition(":")[2].startswith(FINGERPRINT_KIND + "-") and ARROW_KIND in recorded
-            and isinstance(batch, ArrowBatch) and batch_checksum(batch) == recorded)
 
 
 def _interval_key(interval: Interval) -> str:
