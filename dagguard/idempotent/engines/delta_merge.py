@@ -39,8 +39,9 @@ def merge_in_arrow(delta_table: Any, spec: Any, data: Any, where: str, commit: A
         return None
     current = select_rows(delta_table, data.column_names, where, data.schema)
     try:
-        at = _positions(data, current, keys)
-        differs = None if at is None else _differs(data, current, at, [c for c in data.column_names if c not in keys])
+        at, in_order = _positions(data, current, keys)
+        differs = None if at is None else _differs(data, current, at, in_order,
+                                                   [c for c in data.column_names if c not in keys])
     except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):
         return None
     if differs is None:
@@ -59,29 +60,30 @@ def merge_in_arrow(delta_table: Any, spec: Any, data: Any, where: str, commit: A
     return {"inserted": inserted, "updated": updated, "deleted": missing if spec.delete_missing else 0}
 
 
-def _positions(data: Any, current: Any, keys: list[str]) -> Any:
+def _positions(data: Any, current: Any, keys: list[str]) -> tuple[Any, bool]:
     """For each batch row, the position of the interval's row with its key, -1 where there is
-    none; None when a key of the batch is held more than once by the interval."""
+    none (None when a key of the batch is held more than once by the interval); and whether the
+    interval holds exactly the batch's keys in its order."""
     import numpy as np
     import pyarrow as pa
 
     rows = len(data)
     if not len(current):
-        return np.full(rows, -1, dtype=np.int64)
+        return np.full(rows, -1, dtype=np.int64), False
     if len(current) == rows and all(current.column(k).equals(data.column(k)) for k in keys):
-        return np.arange(rows)  # the same keys in the same order: the batch's keys are unique
+        return np.arange(rows), True  # the same keys in the same order: the batch's keys are unique
     joined = data.select(keys).append_column(_ROW, pa.array(np.arange(rows, dtype=np.int64))).join(
         current.select(keys).append_column(_AT, pa.array(np.arange(len(current), dtype=np.int64))),
         keys=keys, join_type="inner")
     ours = joined.column(_ROW).to_numpy()
     if len(ours) and np.bincount(ours, minlength=rows).max() > 1:
-        return None  # a key the interval holds more than once
+        return None, False  # a key the interval holds more than once
     at = np.full(rows, -1, dtype=np.int64)
     at[ours] = joined.column(_AT).to_numpy()
-    return at
+    return at, False
 
 
-def _differs(data: Any, current: Any, at: Any, values: list[str]) -> Any:
+def _differs(data: Any, current: Any, at: Any, in_order: bool, values: list[str]) -> Any:
     """For each matched batch row, whether any value differs from its interval row's (NULL
     equal to NULL; floats compared as the bits stored, so NaN equals NaN and -0.0 differs
     from 0.0): a boolean numpy array over the rows where `at` >= 0."""
@@ -90,7 +92,7 @@ def _differs(data: Any, current: Any, at: Any, values: list[str]) -> Any:
 
     matched = at >= 0
     every = bool(matched.all())
-    if every and np.array_equal(at, np.arange(len(at))):
+    if in_order:
         ours, theirs = data, current
     else:
         ours = data if every else data.filter(pa.array(matched))
@@ -107,11 +109,13 @@ def _same(ours: Any, theirs: Any) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    ours_null = ours.is_null().to_numpy(zero_copy_only=False)
-    theirs_null = theirs.is_null().to_numpy(zero_copy_only=False)
     if pa.types.is_floating(ours.type):
         width = f"u{ours.type.bit_width // 8}"
         equal = (pc.fill_null(ours, 0).to_numpy().view(width) == pc.fill_null(theirs, 0).to_numpy().view(width))
     else:
         equal = pc.fill_null(pc.equal(ours, theirs), False).to_numpy(zero_copy_only=False)
+    if not (ours.null_count or theirs.null_count):
+        return equal
+    ours_null = ours.is_null().to_numpy(zero_copy_only=False)
+    theirs_null = theirs.is_null().to_numpy(zero_copy_only=False)
     return np.where(ours_null | theirs_null, ours_null & theirs_null, equal)

@@ -48,7 +48,7 @@ def write_once(engine: Any, delta_table: Any, spec: Any, interval: Any, run: Any
     checksum). CommitFailedError when another commit landed since this version."""
     import pyarrow as pa
 
-    from dagguard.idempotent.engines.delta_ledger import last_checksum, record_write
+    from dagguard.idempotent.engines.delta_ledger import last_checksum, open_ledger, record_write
 
     schema = pa.schema(delta_table.schema().to_arrow())
     batch, bounds = prepare({f.name: str(f.type) for f in schema})
@@ -62,11 +62,12 @@ def write_once(engine: Any, delta_table: Any, spec: Any, interval: Any, run: Any
     checksum = _as_checksum(mine, engine) if mine is not None else batch_checksum(batch)
     zero = {"inserted": 0, "updated": 0, "deleted": 0}
     note = _note(spec, interval, checksum)
-    if (len(written) and last_checksum(engine, spec.table, interval) == checksum
+    ledger = open_ledger(engine, spec.table)
+    if (len(written) and ledger is not None and last_checksum(engine, spec.table, interval, ledger) == checksum
             and (spec.strategy == "merge" or set(batch.columns) == set(schema.names))
             and (untouched_since(delta_table, note) or _interval_holds(delta_table, scope, written, mine))):
         # The interval already holds exactly these rows: no new table version.
-        record_write(engine, run, spec.table, interval, spec.strategy, (len(batch), 0, 0, 0), checksum)
+        record_write(engine, run, spec.table, interval, spec.strategy, (len(batch), 0, 0, 0), checksum, ledger)
         return zero, checksum
     commit = _commit_properties(note)
     if spec.strategy == "merge":
@@ -74,7 +75,7 @@ def write_once(engine: Any, delta_table: Any, spec: Any, interval: Any, run: Any
     else:
         counts = _overwrite(delta_table, data, scope, commit)
     record_write(engine, run, spec.table, interval, spec.strategy,
-                 (len(batch), counts["inserted"], counts["updated"], counts["deleted"]), checksum)
+                 (len(batch), counts["inserted"], counts["updated"], counts["deleted"]), checksum, ledger)
     return counts, checksum
 
 
