@@ -92,6 +92,8 @@ def _differs(data: Any, current: Any, at: Any, in_order: bool, values: list[str]
 
     matched = at >= 0
     every = bool(matched.all())
+    if not (every or matched.any()):
+        return np.zeros(0, dtype=bool)  # an empty interval, or none of its keys in the batch
     if in_order:
         ours, theirs = data, current
     else:
