@@ -55,13 +55,17 @@ def test_a_replace_reports_exactly_the_rows_it_took_away(mixed, monkeypatch, sta
     assert [(r[0], r[2]) for r in _rows(mixed / "events")] == [(1, "A"), (4, "d"), (5, "e"), (9, "i"), (10, "J")]
 
 
-def test_a_replace_counts_on_the_version_it_read_when_the_new_one_cannot_tell(mixed, monkeypatch):
+@pytest.mark.parametrize("conn", ["a lake", "a DeltaTable"])
+def test_a_replace_counts_on_the_version_it_read_when_the_new_one_cannot_tell(mixed, monkeypatch, conn):
     real = delta_write.stored_rows
     answers = iter([real, lambda table: None])  # before the commit, then after it
     monkeypatch.setattr(delta_write, "stored_rows", lambda table: next(answers)(table))
-    result = write_interval(f"delta://{mixed}", "events", _table([(1, 1, "A")]), DAY1, time_column="ts")
+    target = f"delta://{mixed}" if conn == "a lake" else deltalake.DeltaTable(str(mixed / "events"))
+    result = write_interval(target, "events", _table([(1, 1, "A")]), DAY1, time_column="ts")
     assert (result.rows_inserted, result.rows_deleted) == (1, 6)
     assert deltalake.DeltaTable(str(mixed / "events")).version() == 5  # one commit
+    if conn == "a DeltaTable":  # the caller's handle is left at the version written, not the one counted
+        assert target.version() == 5
 
 
 def test_overwrite_partition_reports_the_rows_of_the_partitions_files(tmp_path):

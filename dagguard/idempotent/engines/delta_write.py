@@ -4,8 +4,8 @@ replace and overwrite_partition are `write_deltalake(mode="overwrite", predicate
 partition predicate drops whole files where the table is partitioned on the column), or a
 DELETE of the interval for an empty batch. merge of a batch with every column is planned in
 Arrow (delta_merge.py: the batch's rows matched with the interval's on the unique key) and
-written as the same predicate overwrite; other merges are `DeltaTable.merge` on the unique key with the target side
-restricted to the interval. Every commit is made with `max_commit_retries=0`:
+written as the same predicate overwrite; other merges are `DeltaTable.merge` on the unique key
+with the target side restricted to the interval. Every commit is made with `max_commit_retries=0`:
 delta-rs then refuses it when another commit landed after the version read, instead of
 rebasing it, and DeltaEngine.write redoes the attempt.
 """
@@ -122,11 +122,14 @@ def _replaced_rows(delta_table: Any, read: int, before: int, inserted: int, scop
     `read` (max_commit_retries=0), so the difference of the two versions' counts is exact. A
     query of the version read answers instead should the table hold otherwise (it cannot with
     delta-rs 1.6, whose new files all carry statistics)."""
+    from deltalake import DeltaTable
+
     after = stored_rows(delta_table) if delta_table.version() == read + 1 else None
     if after is not None:
         return before - after + inserted
-    delta_table.load_as_version(read)
-    return count_rows(delta_table, scope.text(""))
+    # A handle of its own: the table's may be the caller's DeltaTable, left at the new version.
+    options = getattr(delta_table, "_storage_options", None) or None
+    return count_rows(DeltaTable(delta_table.table_uri, version=read, storage_options=options), scope.text(""))
 
 
 def _merge(delta_table: Any, spec: Any, source: Any, data: Any, scope: Scope, commit: Any) -> dict[str, int]:
