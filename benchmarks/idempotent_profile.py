@@ -25,7 +25,8 @@ they were free. The product is not changed to measure it.
 On Delta Lake the checksum is the numpy fingerprint of the batch (arrow/fingerprint.py); the
 ledger is its own small Delta table; "rerun check" is the log read that recognises a rerun and,
 after a commit from elsewhere, the interval's rows read back and fingerprinted; "count" is the
-count of the rows a write replaces. The fingerprint's threads are timed as its call's wall time.
+count of the rows a write replaces (the files' statistics before and after the commit, or a
+query where a file has none). The fingerprint's threads are timed as its call's wall time.
 """
 
 from __future__ import annotations
@@ -61,9 +62,10 @@ PHASES = {
 # Delta Lake's: the batch's numpy fingerprint, its ledger table, the log read that tells a rerun
 # (or the interval's rows read back and compared), the count of the rows a write replaces.
 PHASES["checksum"] += [("arrow/fingerprint.py", "fingerprint")]
-PHASES["ledger"] += [("engines/delta_ledger.py", "last_checksum"), ("engines/delta_ledger.py", "record_write")]
+PHASES["ledger"] += [("engines/delta_ledger.py", "open_ledger"), ("engines/delta_ledger.py", "last_checksum"),
+                     ("engines/delta_ledger.py", "record_write")]
 PHASES["rerun check"] = [("engines/delta_write.py", "untouched_since"), ("engines/delta_write.py", "_interval_holds")]
-PHASES["count"] = [("engines/delta_query.py", "count_rows")]
+PHASES["count"] = [("engines/delta_query.py", "count_rows"), ("engines/delta_write.py", "stored_rows")]
 
 
 def phase_seconds(profile: cProfile.Profile) -> dict[str, float]:

@@ -74,15 +74,17 @@ class DeltaEngine:
     def open_table(self, table: TableName) -> Any:
         """The latest version of the table, or None when its folder holds no Delta table."""
         from deltalake import DeltaTable
+        from deltalake.exceptions import TableNotFoundError
 
         if not isinstance(self.connection, DeltaLake):
             self.connection.update_incremental()
             return self.connection
         uri, options = self.table_uri(table), self.storage_options()
         try:
-            if not DeltaTable.is_deltatable(uri, storage_options=options):
-                return None
+            # Opened directly (a missing log is TableNotFoundError): no separate listing of the log.
             return DeltaTable(uri, storage_options=options)
+        except TableNotFoundError:
+            return None
         except Exception as exc:  # the store's own errors: credentials, network, a bad bucket
             raise ConnectionFailedError(f"cannot open the Delta table {uri}: {_one_line(exc)}") from exc
 

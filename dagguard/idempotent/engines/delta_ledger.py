@@ -47,9 +47,22 @@ def ledger_uri(engine: Any, table: TableName) -> str:
     return f"{engine.table_uri(table)}/{LEDGER_FOLDER}"
 
 
+def open_ledger(engine: Any, table: TableName) -> Any:
+    """The ledger of `table` at its latest version, None before the first write recorded: one
+    handle a write reads its last checksum from and appends its row to."""
+    from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
+
+    try:
+        return DeltaTable(ledger_uri(engine, table), storage_options=engine.storage_options())
+    except TableNotFoundError:
+        return None
+
+
 def record_write(engine: Any, run: Any, table: TableName, interval: Any, strategy: str,
-                 counts: tuple[int, int, int, int], checksum: str) -> None:
-    """Append one ledger row, after the write's commit."""
+                 counts: tuple[int, int, int, int], checksum: str, ledger: Any = None) -> None:
+    """Append one ledger row, after the write's commit: to the `ledger` handle the write opened,
+    or, before its first row, to a new ledger table."""
     import pyarrow as pa
     from deltalake import write_deltalake
     from deltalake.exceptions import CommitFailedError
@@ -61,12 +74,18 @@ def record_write(engine: Any, run: Any, table: TableName, interval: Any, strateg
     row = pa.Table.from_pylist([dict(zip((*LEDGER_COLUMNS, PARTITION_KEY), values))], schema=_schema())
     for attempt in range(_APPEND_ATTEMPTS):
         try:
-            # schema_mode="merge": a ledger from before partition keys gains the column.
-            write_deltalake(ledger_uri(engine, table), row, mode="append", schema_mode="merge",
-                            storage_options=engine.storage_options(), configuration=_CONFIGURATION)
+            if ledger is None:
+                write_deltalake(ledger_uri(engine, table), row, mode="append", schema_mode="merge",
+                                storage_options=engine.storage_options(), configuration=_CONFIGURATION)
+            else:
+                # An append commits over other appends since the handle's version (delta-rs
+                # rebases it); a ledger from before partition keys gains the column.
+                older = PARTITION_KEY not in ledger.schema().to_arrow().names
+                write_deltalake(ledger, row, mode="append", schema_mode="merge" if older else None)
             return
         except CommitFailedError:
             if attempt < _APPEND_ATTEMPTS - 1:
+                ledger = open_ledger(engine, table)
                 continue
             failure: Exception = CommitFailedError("concurrent appends kept winning")
         except Exception as exc:  # the store's own errors: permissions, network
@@ -76,24 +95,16 @@ def record_write(engine: Any, run: Any, table: TableName, interval: Any, strateg
                           f"appended to {ledger_uri(engine, table)}: {' '.join(str(failure).split())[:300]}") from failure
 
 
-def _open(engine: Any, table: TableName) -> Any:
-    from deltalake import DeltaTable
-
-    uri, options = ledger_uri(engine, table), engine.storage_options()
-    if not DeltaTable.is_deltatable(uri, storage_options=options):
-        return None
-    return DeltaTable(uri, storage_options=options)
-
-
-def last_checksum(engine: Any, table: TableName, interval: Any) -> str | None:
-    """The checksum of the latest recorded write of this interval of `table`, if any. Read
-    through DataFusion, which prunes the ledger's one-row files on their statistics: the cost no
-    longer grows with the number of writes recorded (see delta_query.py)."""
+def last_checksum(engine: Any, table: TableName, interval: Any, ledger: Any = None) -> str | None:
+    """The checksum of the latest recorded write of this interval of `table`, if any, from the
+    `ledger` handle given or the ledger opened now. Read through DataFusion, which prunes the
+    ledger's one-row files on their statistics: the cost no longer grows with the number of
+    writes recorded (see delta_query.py)."""
     import pyarrow.compute as pc
 
     from dagguard.idempotent.engines.delta_query import select_rows, text_literal, timestamp_literal
 
-    ledger = _open(engine, table)
+    ledger = ledger if ledger is not None else open_ledger(engine, table)
     if ledger is None:
         return None
     rows = select_rows(ledger, ["checksum", "written_at"],
@@ -118,7 +129,7 @@ def read_ledger(engine: Any, table: str | None) -> LedgerReport:
         names = [TableName(("table",))]  # a DeltaTable: its one ledger, whatever its name there
     entries = []
     for name in names:
-        ledger = _open(engine, name)
+        ledger = open_ledger(engine, name)
         if ledger is None:
             continue
         for record in ledger.to_pyarrow_table().to_pylist():

@@ -3,9 +3,9 @@
 replace and overwrite_partition are `write_deltalake(mode="overwrite", predicate=...)` (a
 partition predicate drops whole files where the table is partitioned on the column), or a
 DELETE of the interval for an empty batch. merge of a batch with every column is planned in
-Arrow (the interval's rows joined with the batch on the unique key) and written as the same
-predicate overwrite; other merges are `DeltaTable.merge` on the unique key with the target side
-restricted to the interval. Every commit is made with `max_commit_retries=0`:
+Arrow (delta_merge.py: the batch's rows matched with the interval's on the unique key) and
+written as the same predicate overwrite; other merges are `DeltaTable.merge` on the unique key
+with the target side restricted to the interval. Every commit is made with `max_commit_retries=0`:
 delta-rs then refuses it when another commit landed after the version read, instead of
 rebasing it, and DeltaEngine.write redoes the attempt.
 """
@@ -21,6 +21,7 @@ from dagguard.idempotent.arrow.batch import ArrowBatch
 from dagguard.idempotent.batch import AnyBatch
 from dagguard.idempotent.arrow.fingerprint import fingerprint, fingerprint_checksum
 from dagguard.idempotent.checksum import batch_checksum
+from dagguard.idempotent.engines.delta_merge import merge_in_arrow
 from dagguard.idempotent.engines.delta_query import count_rows, quoted as _q, select_rows, timestamp_literal
 from dagguard.idempotent.errors import IntervalViolationError
 
@@ -47,7 +48,7 @@ def write_once(engine: Any, delta_table: Any, spec: Any, interval: Any, run: Any
     checksum). CommitFailedError when another commit landed since this version."""
     import pyarrow as pa
 
-    from dagguard.idempotent.engines.delta_ledger import last_checksum, record_write
+    from dagguard.idempotent.engines.delta_ledger import last_checksum, open_ledger, record_write
 
     schema = pa.schema(delta_table.schema().to_arrow())
     batch, bounds = prepare({f.name: str(f.type) for f in schema})
@@ -61,36 +62,74 @@ def write_once(engine: Any, delta_table: Any, spec: Any, interval: Any, run: Any
     checksum = _as_checksum(mine, engine) if mine is not None else batch_checksum(batch)
     zero = {"inserted": 0, "updated": 0, "deleted": 0}
     note = _note(spec, interval, checksum)
-    if (len(written) and last_checksum(engine, spec.table, interval) == checksum
+    ledger = open_ledger(engine, spec.table)
+    if (len(written) and ledger is not None and last_checksum(engine, spec.table, interval, ledger) == checksum
             and (spec.strategy == "merge" or set(batch.columns) == set(schema.names))
             and (untouched_since(delta_table, note) or _interval_holds(delta_table, scope, written, mine))):
         # The interval already holds exactly these rows: no new table version.
-        record_write(engine, run, spec.table, interval, spec.strategy, (len(batch), 0, 0, 0), checksum)
+        record_write(engine, run, spec.table, interval, spec.strategy, (len(batch), 0, 0, 0), checksum, ledger)
         return zero, checksum
     commit = _commit_properties(note)
-    # The rows the write replaces, counted at the version it commits onto.
-    in_scope = count_rows(delta_table, scope.text(""))
-    if spec.strategy == "merge" and (not len(written) or in_scope):
+    if spec.strategy == "merge":
         counts = _merge(delta_table, spec, written, data, scope, commit)
     else:
-        counts = _overwrite(delta_table, data, scope, in_scope, commit)
+        counts = _overwrite(delta_table, data, scope, commit)
     record_write(engine, run, spec.table, interval, spec.strategy,
-                 (len(batch), counts["inserted"], counts["updated"], counts["deleted"]), checksum)
+                 (len(batch), counts["inserted"], counts["updated"], counts["deleted"]), checksum, ledger)
     return counts, checksum
 
 
-def _overwrite(delta_table: Any, data: Any, scope: Scope, deleted: int, commit: Any) -> dict[str, int]:
+def _overwrite(delta_table: Any, data: Any, scope: Scope, commit: Any) -> dict[str, int]:
     """replace / overwrite_partition: the scope's rows become `data`, in one commit; so does a
     merge into an empty interval, where every row is an insert (delta-rs's merge would join the
-    batch with nothing: 2.8 s for 1M rows, the overwrite 0.65 s)."""
+    batch with nothing: 2.8 s for 1M rows, the overwrite 0.65 s). The rows it replaced are
+    counted from the files' statistics (see _replaced_rows), or by a query before the commit
+    where a file of the table has none."""
     from deltalake import write_deltalake
 
-    if len(data):
-        write_deltalake(delta_table, data, mode="overwrite", predicate=scope.text(""), commit_properties=commit)
-    elif deleted:
-        delta_table.delete(scope.text(""), commit_properties=commit)
-    # (An empty batch over an empty interval commits nothing: there is nothing to change.)
-    return {"inserted": len(data), "updated": 0, "deleted": deleted}
+    if not len(data):
+        deleted = count_rows(delta_table, scope.text(""))
+        if deleted:
+            delta_table.delete(scope.text(""), commit_properties=commit)
+        # (An empty batch over an empty interval commits nothing: there is nothing to change.)
+        return {"inserted": 0, "updated": 0, "deleted": deleted}
+    read, before = delta_table.version(), stored_rows(delta_table)
+    counted = count_rows(delta_table, scope.text("")) if before is None else None
+    write_deltalake(delta_table, data, mode="overwrite", predicate=scope.text(""), commit_properties=commit)
+    if counted is None:
+        counted = _replaced_rows(delta_table, read, before, len(data), scope)
+    return {"inserted": len(data), "updated": 0, "deleted": counted}
+
+
+def stored_rows(delta_table: Any) -> int | None:
+    """How many rows the table's version holds: the sum of its files' numRecords statistics,
+    which Delta writers record in each file's add action; None when a file has none."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        counts = pa.chunked_array(delta_table.get_add_actions(flatten=False).column("num_records"))
+    except KeyError:
+        return None
+    if counts.null_count:
+        return None
+    return int(pc.sum(counts).as_py() or 0)
+
+
+def _replaced_rows(delta_table: Any, read: int, before: int, inserted: int, scope: Scope) -> int:
+    """The rows the overwrite just committed on version `read` (holding `before` rows) took away:
+    its commit removed exactly the scope's rows and added `inserted`, and it sits directly on
+    `read` (max_commit_retries=0), so the difference of the two versions' counts is exact. A
+    query of the version read answers instead should the table hold otherwise (it cannot with
+    delta-rs 1.6, whose new files all carry statistics)."""
+    from deltalake import DeltaTable
+
+    after = stored_rows(delta_table) if delta_table.version() == read + 1 else None
+    if after is not None:
+        return before - after + inserted
+    # A handle of its own: the table's may be the caller's DeltaTable, left at the new version.
+    options = getattr(delta_table, "_storage_options", None) or None
+    return count_rows(DeltaTable(delta_table.table_uri, version=read, storage_options=options), scope.text(""))
 
 
 def _merge(delta_table: Any, spec: Any, source: Any, data: Any, scope: Scope, commit: Any) -> dict[str, int]:
@@ -102,9 +141,11 @@ def _merge(delta_table: Any, spec: Any, source: Any, data: Any, scope: Scope, co
         metrics = delta_table.delete(scope.text(""), commit_properties=commit)
         return {"inserted": 0, "updated": 0, "deleted": int(metrics.get("num_deleted_rows", 0))}
     if set(source.column_names) == set(data.column_names):
-        counts = _merge_as_overwrite(delta_table, spec, data, scope, commit)
+        counts = merge_in_arrow(delta_table, spec, data, scope.text(""), commit)
         if counts is not None:
             return counts
+    if not count_rows(delta_table, scope.text("")):
+        return _overwrite(delta_table, data, scope, commit)  # every row an insert
     keys = " AND ".join(f"(t.{_q(k)} IS NOT DISTINCT FROM s.{_q(k)})" for k in spec.unique_key)
     merger = delta_table.merge(source, predicate=f"{keys} AND {scope.text('t.')}", source_alias="s",
                                target_alias="t", commit_properties=commit)
@@ -122,77 +163,6 @@ def _merge(delta_table: Any, spec: Any, source: Any, data: Any, scope: Scope, co
     return {"inserted": int(metrics.get("num_target_rows_inserted", 0)),
             "updated": int(metrics.get("num_target_rows_updated", 0)),
             "deleted": int(metrics.get("num_target_rows_deleted", 0))}
-
-
-# Columns the Arrow merge adds to its join: each side's row hash, each side's row position.
-_OURS, _THEIRS, _ROW, _AT = "__dagguard_s", "__dagguard_t", "__dagguard_row", "__dagguard_at"
-
-
-def _merge_as_overwrite(delta_table: Any, spec: Any, data: Any, scope: Scope, commit: Any) -> dict[str, int] | None:
-    """A merge of a batch that has every column, planned in Arrow and written as one overwrite
-    of the scope (the same commit as replace): the batch, plus the scope's rows whose key it
-    lacks (none with delete_missing). Matched rows are compared by a 64-bit hash of their
-    values, and exactly before a merge that looks unchanged is skipped. delta-rs 1.6's own
-    MERGE, with the condition that only differing rows count as updated, took 33 s for 1M rows
-    of which a tenth differed; this plan takes about 0.6 s, plus the overwrite. None where Arrow
-    cannot plan it (a NULL key, which only IS NOT DISTINCT FROM matches; a key the interval holds
-    twice, whose rows MERGE updates both; a type without a row hash; no numpy): the caller then
-    runs delta-rs's MERGE."""
-    try:
-        import numpy as np
-    except ImportError:
-        return None
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    from deltalake import write_deltalake
-
-    from dagguard.idempotent.arrow.fingerprint import row_hashes
-
-    keys = list(spec.unique_key)
-    values = [c for c in data.column_names if c not in keys]
-    if any(data.column(k).null_count for k in keys):
-        return None
-    current = select_rows(delta_table, data.column_names, scope.text(""), data.schema)
-    ours, theirs = (row_hashes(t.select(values)) if values else np.zeros(len(t), np.uint64) for t in (data, current))
-    if ours is None or theirs is None:
-        return None
-    try:
-        joined = data.select(keys).append_column(_OURS, pa.array(ours)).append_column(
-            _ROW, pa.array(np.arange(len(data), dtype=np.int64))).join(
-            current.select(keys).append_column(_THEIRS, pa.array(theirs))
-            .append_column(_AT, pa.array(np.arange(len(current), dtype=np.int64))), keys=keys, join_type="inner")
-    except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):
-        return None
-    if pc.count_distinct(joined.column(_ROW)).as_py() != len(joined):
-        return None  # a key the interval holds more than once
-    updated = int(pc.sum(pc.not_equal(joined.column(_OURS), joined.column(_THEIRS)).cast(pa.int64())).as_py() or 0)
-    inserted, missing = len(data) - len(joined), len(current) - len(joined)
-    if not (updated or inserted or (spec.delete_missing and missing)) and _values_equal(data, current, keys):
-        return {"inserted": 0, "updated": 0, "deleted": 0}  # the merge would change nothing
-    rows = data
-    if missing and not spec.delete_missing:
-        kept = np.ones(len(current), dtype=bool)
-        kept[joined.column(_AT).to_numpy()] = False
-        rows = pa.concat_tables([data, current.filter(pa.array(kept))])
-    write_deltalake(delta_table, rows, mode="overwrite", predicate=scope.text(""), commit_properties=commit)
-    return {"inserted": inserted, "updated": updated, "deleted": missing if spec.delete_missing else 0}
-
-
-def _values_equal(data: Any, current: Any, keys: list[str]) -> bool:
-    """Exactly: does every row of `data` have its key's row in `current` with the same values
-    (NULL equal to NULL)? Asked only when the row hashes say so."""
-    import pyarrow.compute as pc
-
-    suffix = " (target)"
-    joined = data.join(current, keys=keys, join_type="inner", right_suffix=suffix)
-    if len(joined) != len(data):
-        return False
-    for name in (c for c in data.column_names if c not in keys):
-        ours, theirs = joined.column(name), joined.column(name + suffix)
-        same = pc.or_(pc.fill_null(pc.equal(ours, theirs), False), pc.and_(pc.is_null(ours), pc.is_null(theirs)))
-        if not pc.all(same).as_py():
-            return False
-    return True
 
 
 def table_rows(batch: AnyBatch, schema: Any, table: str, kind: str = "Delta") -> Any:
