@@ -488,7 +488,7 @@ def _compare_fingerprints(engine: Engine, spec: WriteSpec, batch: AnyBatch, sour
         mine = engine.fingerprint(source, columns, "1 = 1", ())
     if mine is None:
         return False, None
-    kind = f"{engine.dialect}{'.'.join(str(v) for v in engine.version[:2])}-"
+    kind = f"{engine.dialect}{'.'.join(str(v) for v in engine.version[:2])}{engine.fingerprint_form}-"
     checksum = f"{mine[0]}:{kind}{'.'.join(format(v, 'x') for v in mine[1:])}"
     # replace and overwrite_partition give columns the batch lacks their default: skipping is
     # only right when the batch defines every column. A merge leaves such columns alone.

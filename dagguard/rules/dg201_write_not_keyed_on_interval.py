@@ -9,9 +9,10 @@ from typing import Iterable, Optional
 from dagguard.model.tasks.appends import table_prepared, unprepared_appends
 from dagguard.model.dags.models import FileModel
 from dagguard.model.schedules.partitions import dag_partition_schedule
+from dagguard.model.tasks.imported_callables import imported_callable
 from dagguard.model.tasks.task_io import TaskIO, file_task_ios, readable, runs_on_a_clock
 from dagguard.model.tasks.writes import matches_write_pattern, transfer_destination
-from dagguard.rules.base import Report, Rule, RuleContext
+from dagguard.rules.base import MADE_AT, Report, Rule, RuleContext
 
 SQL_HELP = ("filter the source on '{{ data_interval_start }}' and '{{ data_interval_end }}' and replace "
             "that interval's rows (DELETE then INSERT in one task, or MERGE), or use "
@@ -90,28 +91,36 @@ def transfer_write(io: TaskIO) -> Optional[Report]:
 
 def python_write(file: FileModel, io: TaskIO, path: Path, patterns: tuple[str, ...]) -> Optional[Report]:
     """A Python task calling a write API, or named like a writer and calling a write-like method.
-    Rows written to a table the task or an upstream task empties (or reads) first are not."""
-    facts = io.callable
-    callable_ = io.task.callable
+    Rows written to a table the task or an upstream task empties (or reads) first are not. The
+    callable may be another module's (an imported @task function or python_callable): its body
+    is then read there and the finding is made at the call, naming where the body writes."""
+    facts, callable_ = io.callable, io.task.callable
+    imported = imported_callable(file, io.task) if facts is None else None
+    if imported is not None:
+        if imported.facts.uses_interval or imported.facts.idempotent_helper:
+            return None
+        facts, callable_ = imported.facts, imported.home.node  # type: ignore[assignment]
     if facts is None or callable_ is None:
         return None
     writes = [w for w in facts.writes if w.kind == "api" and not w.upsert
               and not table_prepared(file, io, w.table, path)]
     if writes:
         first = writes[0]
+        where = f" in its body ({MADE_AT})" if imported is not None else ""
         return Report(
-            node=first.node,
-            message=f"{io.label} writes with {first.what} and nothing it writes depends on the run's data "
+            node=first.node if imported is None else io.task.node,
+            message=f"{io.label} writes with {first.what}{where} and nothing it writes depends on the run's data "
                     "interval; a re-run or backfill writes the same target again",
-            help=PYTHON_HELP,
+            help=PYTHON_HELP, made_at=imported.at(first.node) if imported is not None else None,
         )
     if facts.writes or facts.sql or facts.returns_value or not facts.write_like_calls:
         return None  # judged by its SQL, an upsert, or a "load" task that returns what it loads
     if matches_write_pattern(io.task.task_id, patterns) or matches_write_pattern(callable_.name.value, patterns):
+        where = f" (its body: {MADE_AT})" if imported is not None else ""
         return Report(
-            node=callable_.name,
-            message=f"{io.label} is named as a write, calls a write-like method and nothing in it depends "
+            node=callable_.name if imported is None else io.task.node,
+            message=f"{io.label}{where} is named as a write, calls a write-like method and nothing in it depends "
                     "on the run's data interval; a re-run or backfill writes the same target again",
-            help=PYTHON_HELP,
+            help=PYTHON_HELP, made_at=imported.at(callable_.name) if imported is not None else None,
         )
     return None

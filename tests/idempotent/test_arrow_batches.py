@@ -339,6 +339,56 @@ def test_duckdb_rewrites_once_a_single_matched_row_changed(tmp_path, change_one)
     assert sorted(db.rows("events", "k, v")) == sorted((k, v) for k, _, _, v, _ in again)
 
 
+def _duckdb_two_hash_checksum(db, count):
+    """The checksum DuckDB's fingerprint recorded before its second sum became a hash of each
+    row's hash: both sums hashed the columns, the second in reverse order with seed 1."""
+    conn = db.connect()
+    try:
+        version = ".".join(conn.execute("SELECT version()").fetchone()[0].lstrip("v").split(".")[:2])
+        cols = sorted(NAMES)
+        first, second = conn.execute(
+            f"SELECT sum(hash({', '.join(cols)})::HUGEINT), sum(hash({', '.join(reversed(cols))}, 1)::HUGEINT) "
+            f"FROM events").fetchone()
+    finally:
+        conn.close()
+    return f"{count}:duckdb{version}-{int(first):x}.{int(second):x}"
+
+
+@pytest.mark.parametrize("strategy", ["replace", "merge", "overwrite_partition"])
+def test_a_duckdb_checksum_of_the_former_fingerprint_is_never_taken_for_the_new_one(tmp_path, strategy):
+    """DuckDB's fingerprint now sums each row's hash and a hash of that hash (half the work of
+    hashing the columns twice). A ledger row of the former computation names another kind: the
+    rerun it describes is rewritten once, not skipped on a comparison of different functions,
+    and from then on recognised (its checksum recorded)."""
+    db = duckdb_database(tmp_path)
+    _create(db)
+    rows = [r for r in ROWS if r[0] is not None]
+    first = _write(db, _arrow(rows), strategy)
+    assert ":duckdb" in first.checksum and "rh-" in first.checksum
+    older = _duckdb_two_hash_checksum(db, len(rows))
+    db.run("UPDATE dagguard_write_log SET checksum = ?", (older,))
+    again = _write(db, _arrow(rows), strategy)
+    # replace and overwrite_partition rewrite the interval; a merge compares the rows themselves.
+    rewritten = 0 if strategy == "merge" else len(rows)
+    assert (again.rows_inserted, again.rows_updated) == (rewritten, 0) and again.checksum == first.checksum
+    assert read_ledger(db.url).entries[-1].checksum == first.checksum
+    third = _write(db, _arrow(list(reversed(rows))), strategy)
+    assert (third.rows_inserted, third.rows_updated, third.rows_deleted) == (0, 0, 0)
+    assert sorted(db.rows("events", "k")) == [(1,), (2,), (3,)]
+
+
+def test_duckdbs_fingerprint_tells_values_swapped_between_rows(tmp_path):
+    """Each row's hash covers all its columns: the same values in other rows are other data."""
+    db = duckdb_database(tmp_path)
+    _create(db)
+    rows = [(1, at(1, 1), date(2026, 1, 1), "a", 1.0), (2, at(1, 2), date(2026, 1, 1), "b", 2.0)]
+    first = _write(db, _arrow(rows), "replace")
+    swapped = [(1, at(1, 1), date(2026, 1, 1), "b", 1.0), (2, at(1, 2), date(2026, 1, 1), "a", 2.0)]
+    again = _write(db, _arrow(swapped), "replace")
+    assert again.checksum != first.checksum and (again.rows_inserted, again.rows_deleted) == (2, 2)
+    assert db.rows("events", "k, v") == [(1, "b"), (2, "a")]
+
+
 @pytest.mark.parametrize("unit", ["s", "ms", "us"])
 def test_postgres_csv_carries_zoned_timestamps_exactly(request, tmp_path, monkeypatch, unit):
     """The CSV writes zoned timestamps as UTC text; other zones, units, NULLs, 1970 or

@@ -37,6 +37,22 @@ def test_operator_copies_the_interval_idempotently(db):
     assert db.rows() == [(1, at(1, 1), "a"), (2, at(1, 23, 59, 999999), "b")]
 
 
+def test_operator_rerun_of_an_unchanged_interval_replaces_nothing(db):
+    """Regression: the operator recorded batch_checksum's sort-based `rows:arrow-` checksum,
+    not the fingerprint write_interval records; on DuckDB, whose rerun check compares its own
+    fingerprint, an unchanged replace rerun was rewritten every time."""
+    if db.dialect == "iceberg":
+        pytest.skip("SQL-specific: source_sql runs in the target database; Iceberg has no SQL engine")
+    _seed(db)
+    operator = IntervalMergeOperator(task_id="load", conn_id=db.url, source_sql=SOURCE, strategy="replace",
+                                     target_table="events", time_column="ts")
+    first = operator.execute(_context())
+    second = operator.execute(_context())
+    assert (first["rows_inserted"], second["rows_inserted"], second["rows_deleted"]) == (2, 0, 0)
+    assert second["checksum"] == first["checksum"] and ":arrow-" not in first["checksum"]
+    assert db.rows() == [(1, at(1, 1), "a"), (2, at(1, 23, 59, 999999), "b")]
+
+
 def test_operator_through_an_airflow_postgres_connection(request, tmp_path, monkeypatch):
     from tests.idempotent.helpers import make_database
 

@@ -30,6 +30,10 @@ class Engine(ABC):
     typed_timestamps: bool = True
     # True where fingerprint() answers: an unchanged rerun can then be verified, not rewritten.
     can_fingerprint: bool = False
+    # Names how fingerprint() computes, in its checksums' kind beside the engine's version: a
+    # checksum recorded by another computation is then never compared with this one's (the
+    # interval is rewritten once instead).
+    fingerprint_form: str = ""
     # True where updating rows costs more than deleting and reinserting them (DuckDB).
     prefers_rewrite: bool = False
     # True where a MERGE's counts cost less as the interval's row count before and after it

@@ -23,6 +23,8 @@ class DuckDBEngine(Engine):
 
     dialect = "duckdb"
     can_fingerprint = True
+    # One hash of the row's columns, and a hash of it for the second sum (see fingerprint).
+    fingerprint_form = "rh"
     case_insensitive_names = True
     # An UPDATE's rows go through the WAL and a checkpoint at commit; a DELETE marks rows and
     # an INSERT writes new row groups directly (1M changed rows, 2 cores: MERGE 0.35 s + 0.22 s
@@ -157,12 +159,14 @@ class DuckDBEngine(Engine):
 
     def fingerprint(self, source: str, columns: tuple[str, ...], where: str,
                     params: tuple[Any, ...]) -> tuple[int, ...] | None:
-        # Sums of per-row hashes: order-independent, and a duplicated row still counts. Two
-        # column orders give two differently mixed hashes, so a match is a 128-bit coincidence.
-        forward = ", ".join(quote_identifier(c) for c in columns)
-        backward = ", ".join(quote_identifier(c) for c in reversed(columns))
-        sql = (f"SELECT count(*), coalesce(sum(hash({forward})::HUGEINT), 0), "
-               f"coalesce(sum(hash({backward}, 1)::HUGEINT), 0) FROM {source} AS dg_rows WHERE {where}")
+        # Sums of per-row hashes: order-independent, and a duplicated row still counts. The
+        # second sum is of a hash of each row's hash: a match is then a coincidence of both
+        # 64-bit sums. (Hashing the columns a second time, in reverse order, doubled the
+        # cost for the same protection against sums that happen to agree: 1M rows of five
+        # columns 0.066 s -> 0.033 s.)
+        hashed = ", ".join(quote_identifier(c) for c in columns)
+        sql = (f"SELECT count(*), coalesce(sum(dg_hash::HUGEINT), 0), coalesce(sum(hash(dg_hash)::HUGEINT), 0) "
+               f"FROM (SELECT hash({hashed}) AS dg_hash FROM {source} AS dg_rows WHERE {where})")
         count, first, second = self.query(sql, params)[0]
         return int(count), int(first), int(second)
 
