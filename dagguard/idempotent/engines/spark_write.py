@@ -37,14 +37,6 @@ class Plan:
     deleted: int
 
 
-def holds_no_files(frame: Any) -> bool:
-    """True when Spark plans `frame` (a table's scope, its partitions pruned) without one input
-    split: no file, so no row, known without a Spark job (0.1 s where the empty scope's
-    fingerprint took 0.4-0.5 s). False where it cannot tell (Spark Connect) or files exist."""
-    plan = getattr(frame, "_jdf", None)
-    return plan is not None and plan.rdd().getNumPartitions() == 0
-
-
 def fingerprint(frame: Any, columns: list[str]) -> tuple[int, int, int]:
     """(row count, sum of 64-bit hashes, sum of 32-bit hashes) of the rows over `columns`: equal
     for equal multisets of rows whatever their order, computed as one aggregation. Each value
