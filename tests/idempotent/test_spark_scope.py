@@ -154,3 +154,15 @@ def test_untouched_folders_are_those_whose_files_are_all_still_there():
     before = {"t/a=1/x": (1, 1), "t/a=2/y": (1, 1), "t/a=3/z": (1, 1)}
     after = {"t/a=1/x2": (1, 2), "t/a=2/y": (1, 1), "t/a=3/z": (1, 1), "t/a=3/w": (1, 1), "t/a=4/v": (1, 1)}
     assert spark_scope.untouched_folders(before, after) == ["t/a=2"]
+
+
+def test_a_merge_drops_the_hours_its_result_leaves_empty_after_writing(spark, database):
+    _table(spark, "replace")
+    _write(spark, "replace", events((1, at(1, 1), "a"), (2, at(1, 2), "b"), (3, at(1, 3), "c")))
+    # Key 2 moves from hour 2 to hour 5; key 3 is missing and deleted: hours 2 and 3 empty.
+    result = write_interval(spark, "events", events((1, at(1, 1), "a"), (2, at(1, 5), "b")), DAY1,
+                            time_column="ts", strategy="merge", unique_key="k", delete_missing=True)
+    assert (result.rows_inserted, result.rows_updated, result.rows_deleted) == (0, 1, 1)
+    assert sorted({path.split("/")[0] for path in _files(spark, "events")}) == [
+        "ts=2026-01-01 01%3A00%3A00", "ts=2026-01-01 05%3A00%3A00"]
+    assert _rows(spark) == [(1, at(1, 1), "a"), (2, at(1, 5), "b")]

@@ -207,10 +207,11 @@ class SparkEngine:
             # job need list them. Neither is any in an empty scope.
             one_partition = (spec.strategy == "overwrite_partition" and partitions == [scope_column]
                              and target[scope_column] != "timestamp")
-            # Replace's new rows come from the batch, not from the scope: its stale partitions
-            # are the scope's folders the write leaves untouched, found after it (no job where
-            # the rows fill every partition they replace, as a rewrite of the interval does).
-            after_write = files is not None and spec.strategy != "merge" and plan.rows is not None
+            # The scope's partitions the new rows leave empty are its folders the write leaves
+            # untouched, found after it: no job where the rows fill every partition they replace
+            # (as a rewrite of the interval's hours does), one reading the stale files' partition
+            # values where they do not (spark_scope lists the files).
+            after_write = files is not None and plan.rows is not None
             if empty_scope or (one_partition and plan.rows is not None) or after_write:
                 stale = []
             else:
@@ -227,16 +228,17 @@ class SparkEngine:
                 raise
             if after_write:  # (the files written are listed for the scope's record too)
                 after = self._scope_files(spec, interval, target, scope_column)
-                if spark_scope.untouched_folders(files, after):
+                untouched = spark_scope.untouched_folders(files, after)
+                if untouched:
                     now = spark.table(quoted).where(self._scope(spec, interval, target, scope_column))
-                    stale = spark_write.stale_partitions(now, batch.typed, kinds)
+                    stale = spark_write.partitions_in_folders(now, untouched, kinds)
                     spark_write.overwrite_partitions(spark, quoted, None, stale, kinds)
                     after = self._scope_files(spec, interval, target, scope_column)
         if spec.strategy != "merge":
             # Replace and overwrite_partition count (and fingerprint) the rows written.
             mine = batch.written() if plan.rows is not None else (mine or (0, 0, 0))
             plan = spark_write.Plan(plan.rows, mine[0] if plan.rows is not None else 0, 0, plan.deleted)
-            if record is not None and whole and after:
+            if record is not None and whole and after:  # (a merge's scope has other rows than its batch)
                 # The next rerun finds exactly these files, or reads the rows (see spark_scope).
                 record.record(after, target, mine)
         # Python rows keep the row checksum the other engines give them; a DataFrame (and Arrow
