@@ -163,7 +163,8 @@ class SparkEngine:
         spark, quoted = self.connection, self.quoted(spec.table)
         # Another application may have replaced partitions while this one waited for the lock.
         spark.catalog.refreshTable(quoted)
-        current = spark.table(quoted).where(self._scope(spec, interval, target, scope_column))
+        owns = self._scope(spec, interval, target, scope_column)
+        current = spark.table(quoted).where(owns)
         names = batch.columns
         # The scope's files (one planning of the scan, no Spark job): none, and the scope is
         # empty; the files of dagguard's last write there, and their rows are known (spark_scope).
@@ -227,13 +228,13 @@ class SparkEngine:
                 batch.raise_if_check_failed(exc)
                 raise
             if after_write:  # (the files written are listed for the scope's record too)
-                after = self._scope_files(spec, interval, target, scope_column)
+                after = self._scope_files(quoted, owns)
                 untouched = spark_scope.untouched_folders(files, after)
                 if untouched:
-                    now = spark.table(quoted).where(self._scope(spec, interval, target, scope_column))
+                    now = spark.table(quoted).where(owns)
                     stale = spark_write.partitions_in_folders(now, untouched, kinds)
                     spark_write.overwrite_partitions(spark, quoted, None, stale, kinds)
-                    after = self._scope_files(spec, interval, target, scope_column)
+                    after = self._scope_files(quoted, owns)
         if spec.strategy != "merge":
             # Replace and overwrite_partition count (and fingerprint) the rows written.
             mine = batch.written() if plan.rows is not None else (mine or (0, 0, 0))
@@ -255,14 +256,12 @@ class SparkEngine:
             rows_updated=plan.updated, rows_deleted=plan.deleted, row_count=mine[0], checksum=checksum,
             engine=self.description)
 
-    def _scope_files(self, spec: Any, interval: Interval, target: dict[str, str], scope_column: str) -> Any:
-        """The scope's files as they are now (after this session's write: listed anew)."""
+    def _scope_files(self, quoted: str, owns: Any) -> Any:
+        """The files of the rows `owns` selects as they are now (after this session's write)."""
         from dagguard.idempotent.engines import spark_scope
 
-        quoted = self.quoted(spec.table)
         self.connection.catalog.refreshTable(quoted)
-        current = self.connection.table(quoted).where(self._scope(spec, interval, target, scope_column))
-        return spark_scope.list_files(self.connection, current) or {}
+        return spark_scope.list_files(self.connection, self.connection.table(quoted).where(owns)) or {}
 
     def _check_partitioning(self, spec: Any, table: str, column: str, partitions: list[str],
                             target: dict[str, str]) -> None:
