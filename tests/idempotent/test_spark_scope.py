@@ -166,3 +166,14 @@ def test_a_merge_drops_the_hours_its_result_leaves_empty_after_writing(spark, da
     assert sorted({path.split("/")[0] for path in _files(spark, "events")}) == [
         "ts=2026-01-01 01%3A00%3A00", "ts=2026-01-01 05%3A00%3A00"]
     assert _rows(spark) == [(1, at(1, 1), "a"), (2, at(1, 5), "b")]
+
+
+def test_hadoops_listing_reads_the_files_the_local_one_does(spark, database):
+    """Other file systems than the driver's are listed through Hadoop: the same sizes, and
+    modification times of the same instants (milliseconds there, nanoseconds here)."""
+    _table(spark, "replace")
+    _write(spark, "replace")
+    local = spark_scope.list_files(spark, spark.table("events"))
+    assert len(local) == 2 and all(name.startswith("file:") for name in local)
+    through_hadoop = spark_scope.hadoop_statuses(spark, list(local))
+    assert {name: (size, mtime // 1_000_000) for name, (size, mtime) in local.items()} == through_hadoop

@@ -349,6 +349,8 @@ def _filled(rows: Any, target: dict[str, str]) -> Any:
     replace (and a merge's new rows) writes them on the other engines."""
     from pyspark.sql import functions as F
 
+    if list(rows.columns) == list(target):
+        return rows  # (as they are: another projection would cost the driver its analysis)
     return rows.select(*[F.col(c) if c in rows.columns else F.lit(None).cast(kind).alias(c)
                          for c, kind in target.items()])
 

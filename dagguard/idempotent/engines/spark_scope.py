@@ -46,6 +46,11 @@ def list_files(spark: Any, scope: Any) -> Files | None:
             status = os.stat(unquote(urlparse(name).path))
             found[name] = (status.st_size, status.st_mtime_ns)
         return found
+    return hadoop_statuses(spark, names)
+
+
+def hadoop_statuses(spark: Any, names: list[str]) -> Files:
+    """{file URI: (size, modification time)} through Hadoop's FileSystem (HDFS, S3A...)."""
     jvm = spark._jvm
     fs_path = jvm.org.apache.hadoop.fs.Path
     configuration = spark._jsc.hadoopConfiguration()
