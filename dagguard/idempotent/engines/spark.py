@@ -151,24 +151,36 @@ class SparkEngine:
             location = spark_catalog.table_location(self.connection, self.quoted(spec.table))
             with spark_write.WRITE_LOCK, spark_lock.storage_lock(self.connection, location, f"table {name}") as held:
                 return self._replace_scope(spec, batch, interval, run, target, partitions, scope_column, checksum,
-                                           held)
+                                           held, location)
         finally:
             batch.release()
 
     def _replace_scope(self, spec: Any, batch: Any, interval: Interval, run: RunInfo, target: dict[str, str],
-                       partitions: list[str], scope_column: str, checksum: str | None, held: Any = None) -> Any:
-        from dagguard.idempotent.engines import spark_ledger, spark_write
+                       partitions: list[str], scope_column: str, checksum: str | None, held: Any = None,
+                       location: str | None = None) -> Any:
+        from dagguard.idempotent.engines import spark_ledger, spark_scope, spark_write
 
         spark, quoted = self.connection, self.quoted(spec.table)
         # Another application may have replaced partitions while this one waited for the lock.
         spark.catalog.refreshTable(quoted)
-        current = spark.table(quoted).where(self._scope(spec, interval, target, scope_column))
+        owns = self._scope(spec, interval, target, scope_column)
+        current = spark.table(quoted).where(owns)
         names = batch.columns
-        empty_scope = spark_write.holds_no_files(current)
+        # The scope's files (one planning of the scan, no Spark job): none, and the scope is
+        # empty; the files of dagguard's last write there, and their rows are known (spark_scope).
+        files = spark_scope.list_files(spark, current)
+        empty_scope = files == {}
+        whole = len(names) == len(target)  # the batch gives every column: its rows can equal the scope's
+        record = None
+        if files is not None and location is not None:
+            owned = ((scope_column, "partition", interval.partition_key) if spec.strategy == "overwrite_partition"
+                     else (scope_column, "interval", interval.start.isoformat(), interval.end.isoformat()))
+            record = spark_scope.ScopeRecord(spark, location, owned)
+        recorded = record.fingerprint(files, target) if record is not None and whole and files else None
         theirs = None
-        if spec.strategy != "merge" and len(names) == len(target):
-            # The scope's fingerprint counts its rows too: one Spark job for both.
-            theirs = (0, 0, 0) if empty_scope else spark_write.fingerprint(current, names)
+        if spec.strategy != "merge" and whole:
+            # The scope's fingerprint counts its rows too: one Spark job for both, unless recorded.
+            theirs = (0, 0, 0) if empty_scope else recorded or spark_write.fingerprint(current, names)
             empty_scope = theirs[0] == 0
         # Into an empty scope nothing can be unchanged: a guarded batch is checked, counted and
         # fingerprinted by the job that writes it, its one evaluation.
@@ -176,14 +188,19 @@ class SparkEngine:
         if spec.strategy == "merge" and empty_scope:
             # Every row is new: no join with the scope, no counting job.
             plan = spark_write.Plan(_filled(batch.typed, target) if mine[0] else None, mine[0], 0, 0)
+        elif spec.strategy == "merge" and recorded is not None and recorded == mine:
+            plan = spark_write.Plan(None, 0, 0, 0)  # the scope holds exactly the batch's rows: nothing to merge
         elif spec.strategy == "merge":
             plan = spark_write.plan_merge(current, batch.typed, spec.unique_key, list(target), spec.delete_missing)
         elif mine is not None and theirs == mine:
             plan = spark_write.Plan(None, 0, 0, 0)  # a rerun: the scope holds exactly these rows
+            if record is not None and recorded is None and files:
+                record.record(files, target, theirs)  # the next rerun need not read them again
         else:
             stored = 0 if empty_scope else theirs[0] if theirs is not None else current.count()
             rows = batch.rows() if mine is None or mine[0] else None
             plan = spark_write.Plan(None if rows is None else _filled(rows, target), 0, 0, stored)
+        after = None
         if plan.rows is not None or plan.deleted:
             kinds = {column: target[column] for column in partitions}
             # overwrite_partition of a date or text partition owns one partition, which rows (all
@@ -191,7 +208,12 @@ class SparkEngine:
             # job need list them. Neither is any in an empty scope.
             one_partition = (spec.strategy == "overwrite_partition" and partitions == [scope_column]
                              and target[scope_column] != "timestamp")
-            if empty_scope or (one_partition and plan.rows is not None):
+            # The scope's partitions the new rows leave empty are its folders the write leaves
+            # untouched, found after it: no job where the rows fill every partition they replace
+            # (as a rewrite of the interval's hours does), one reading the stale files' partition
+            # values where they do not (spark_scope lists the files).
+            after_write = files is not None and plan.rows is not None
+            if empty_scope or (one_partition and plan.rows is not None) or after_write:
                 stale = []
             else:
                 # The new rows' partitions read from the typed batch, never from the rows the
@@ -205,10 +227,21 @@ class SparkEngine:
             except Exception as exc:
                 batch.raise_if_check_failed(exc)
                 raise
+            if after_write:  # (the files written are listed for the scope's record too)
+                after = self._scope_files(quoted, owns)
+                untouched = spark_scope.untouched_folders(files, after)
+                if untouched:
+                    now = spark.table(quoted).where(owns)
+                    stale = spark_write.partitions_in_folders(now, untouched, kinds)
+                    spark_write.overwrite_partitions(spark, quoted, None, stale, kinds)
+                    after = self._scope_files(quoted, owns)
         if spec.strategy != "merge":
             # Replace and overwrite_partition count (and fingerprint) the rows written.
             mine = batch.written() if plan.rows is not None else (mine or (0, 0, 0))
             plan = spark_write.Plan(plan.rows, mine[0] if plan.rows is not None else 0, 0, plan.deleted)
+            if record is not None and whole and after:  # (a merge's scope has other rows than its batch)
+                # The next rerun finds exactly these files, or reads the rows (see spark_scope).
+                record.record(after, target, mine)
         # Python rows keep the row checksum the other engines give them; a DataFrame (and Arrow
         # or pandas rows) the fingerprint Spark computed.
         checksum = checksum or spark_write.as_checksum(mine, self.version)
@@ -222,6 +255,13 @@ class SparkEngine:
             interval_end=interval.end.isoformat(), strategy=spec.strategy, rows_inserted=plan.inserted,
             rows_updated=plan.updated, rows_deleted=plan.deleted, row_count=mine[0], checksum=checksum,
             engine=self.description)
+
+    def _scope_files(self, quoted: str, owns: Any) -> Any:
+        """The files of the rows `owns` selects as they are now (after this session's write)."""
+        from dagguard.idempotent.engines import spark_scope
+
+        self.connection.catalog.refreshTable(quoted)
+        return spark_scope.list_files(self.connection, self.connection.table(quoted).where(owns)) or {}
 
     def _check_partitioning(self, spec: Any, table: str, column: str, partitions: list[str],
                             target: dict[str, str]) -> None:
@@ -309,6 +349,8 @@ def _filled(rows: Any, target: dict[str, str]) -> Any:
     replace (and a merge's new rows) writes them on the other engines."""
     from pyspark.sql import functions as F
 
+    if list(rows.columns) == list(target):
+        return rows  # (as they are: another projection would cost the driver its analysis)
     return rows.select(*[F.col(c) if c in rows.columns else F.lit(None).cast(kind).alias(c)
                          for c, kind in target.items()])
 

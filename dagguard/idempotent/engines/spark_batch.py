@@ -48,10 +48,15 @@ class SparkBatch:
                                *[bad.alias(spark_checks.flag(at)) for at, (_, bad, _) in enumerate(self.checks)])
         self.guarded = guarded
         self.checked = checked if guarded else checked.persist(StorageLevel.MEMORY_AND_DISK)
-        self.typed = self.checked.select(*[c for c in target if c in checked.columns])
-        self.columns = list(self.typed.columns)
+        self.columns = [c for c in target if c in checked.columns]
         self._fingerprint: tuple[int, int, int] | None = None
         self._observation: Any = None
+
+    @property
+    def typed(self) -> Any:
+        """The typed rows without their checks' columns (built when asked: each DataFrame Spark
+        analyses anew costs the driver 0.05-0.1 s)."""
+        return self.checked.select(*self.columns)
 
     def fingerprint(self) -> tuple[int, int, int]:
         """The batch's fingerprint, checks passed (one Spark job, run once)."""
@@ -74,12 +79,12 @@ class SparkBatch:
 
         from dagguard.idempotent.engines.spark_write import fingerprint_aggregates
 
-        rows = self.checked
+        values = [F.col(name) for name in self.columns]
         if self.checks:
             bad = spark_checks.any_flag(len(self.checks))
             first = self.columns[0]
-            rows = rows.withColumn(first, F.when(bad, F.raise_error(F.lit(_GUARD))).otherwise(F.col(first)))
-        rows = rows.select(*self.columns)
+            values[0] = F.when(bad, F.raise_error(F.lit(_GUARD))).otherwise(values[0]).alias(first)
+        rows = self.checked.select(*values)  # (one projection: each one Spark analyses costs the driver)
         self._observation = Observation()
         return rows.observe(self._observation, *[value.alias(f"f{at}") for at, value in
                                                  enumerate(fingerprint_aggregates(self.columns))])

@@ -37,14 +37,6 @@ class Plan:
     deleted: int
 
 
-def holds_no_files(frame: Any) -> bool:
-    """True when Spark plans `frame` (a table's scope, its partitions pruned) without one input
-    split: no file, so no row, known without a Spark job (0.1 s where the empty scope's
-    fingerprint took 0.4-0.5 s). False where it cannot tell (Spark Connect) or files exist."""
-    plan = getattr(frame, "_jdf", None)
-    return plan is not None and plan.rdd().getNumPartitions() == 0
-
-
 def fingerprint(frame: Any, columns: list[str]) -> tuple[int, int, int]:
     """(row count, sum of 64-bit hashes, sum of 32-bit hashes) of the rows over `columns`: equal
     for equal multisets of rows whatever their order, computed as one aggregation. Each value
@@ -117,21 +109,46 @@ def stale_partitions(current: Any, new_rows: Any | None, partition_types: dict[s
     """The scope's partitions that the new rows leave empty (all of them when there are no new
     rows), as {column: value}: partition values only come back, never rows. Timestamps come
     back as UTC instants (as microseconds, which no time zone of the driver can shift)."""
-    from datetime import datetime, timedelta, timezone
-
-    from pyspark.sql import functions as F
-
     names = list(partition_types)
     existing = current.select(*names).distinct()
     if new_rows is not None:
         written = new_rows.select(*names).distinct()
         on = _all([existing[c].eqNullSafe(written[c]) for c in names])
         existing = existing.join(written, on=on, how="left_anti")
-    exact = [F.unix_micros(F.col(c)).alias(c) if partition_types[c] == "timestamp" else F.col(c) for c in names]
+    return _partition_values(existing.select(*_exact(names, partition_types)).collect(), partition_types)
+
+
+def partitions_in_folders(current: Any, folders: list[str], partition_types: dict[str, str]) -> list[dict[str, Any]]:
+    """The partitions of `current` whose files lie in `folders` (URIs as spark_scope lists
+    them), as stale_partitions gives them: one small job reading no column but the partition
+    columns, its result a row per file."""
+    from urllib.parse import unquote, urlparse
+
+    from pyspark.sql import functions as F
+
+    names = list(partition_types)
+    wanted = {unquote(urlparse(folder).path) for folder in folders}
+    found = current.select(*_exact(names, partition_types), F.input_file_name().alias("__dagguard_file")).distinct()
+    rows = [row for row in found.collect() if unquote(urlparse(row["__dagguard_file"]).path).rpartition("/")[0] in wanted]
+    unique = {tuple(row[name] for name in names): row for row in rows}
+    return _partition_values(list(unique.values()), partition_types)
+
+
+def _exact(names: list[str], partition_types: dict[str, str]) -> list[Any]:
+    from pyspark.sql import functions as F
+
+    return [F.unix_micros(F.col(c)).alias(c) if partition_types[c] == "timestamp" else F.col(c) for c in names]
+
+
+def _partition_values(rows: list[Any], partition_types: dict[str, str]) -> list[dict[str, Any]]:
+    """Rows of _exact's partition values as {column: value}, timestamps as UTC instants."""
+    from datetime import datetime, timedelta, timezone
+
+    names = list(partition_types)
     epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
     found = []
-    for row in existing.select(*exact).collect():
-        values = row.asDict()
+    for row in rows:
+        values = {name: row[name] for name in names}
         for name in names:
             if partition_types[name] == "timestamp" and values[name] is not None:
                 values[name] = epoch + timedelta(microseconds=values[name])
