@@ -15,7 +15,7 @@ pa = pytest.importorskip("pyarrow")
 
 import dagguard.idempotent.engines.iceberg as iceberg  # noqa: E402
 from dagguard.idempotent import DatabaseRefusedError, write_interval  # noqa: E402
-from dagguard.idempotent.engines import iceberg_commit, iceberg_rows  # noqa: E402
+from dagguard.idempotent.engines import iceberg_commit, iceberg_ledger, iceberg_rows  # noqa: E402
 from tests.idempotent.helpers import DAY1, at  # noqa: E402
 from tests.idempotent.iceberg_helpers import iceberg_database  # noqa: E402
 
@@ -136,3 +136,45 @@ def test_the_probe_tells_rows_apart_whatever_their_order():
     assert iceberg_rows.probe(table) != iceberg_rows.probe(table.drop_columns(["ds"]))
     nulls = pa.table({"k": pa.array([1, None], pa.int64())})
     assert iceberg_rows.probe(nulls) != iceberg_rows.probe(pa.table({"k": pa.array([1, 0], pa.int64())}))
+
+
+def _ledger(lake) -> list[tuple[str, int, int]]:
+    """(checksum, rows inserted, rows deleted) of each ledger row, oldest first."""
+    from dagguard.idempotent import read_ledger
+
+    return [(e.checksum, e.rows_inserted, e.rows_deleted) for e in read_ledger(lake.url, "events").entries]
+
+
+def test_the_ledger_row_staged_with_the_write_exists_only_once_the_data_is_committed(lake, monkeypatch):
+    from pyiceberg.table import Transaction
+
+    first = write_interval(lake.url, "events", _batch((1, "a"), (2, "b")), DAY1, time_column="ts")
+    assert _ledger(lake) == [(first.checksum, 2, 0)]
+    staged = []
+    real = iceberg_ledger.staged_append
+    monkeypatch.setattr(iceberg_ledger, "staged_append", lambda *a: staged.append(1) or real(*a))
+    monkeypatch.setattr(Transaction, "delete", lambda self, *a, **kw: None)  # refused: see above
+    with pytest.raises(DatabaseRefusedError):
+        write_interval(lake.url, "events", _batch((1, "A"), (3, "C")), DAY1, time_column="ts")
+    assert staged == [1] and _ledger(lake) == [(first.checksum, 2, 0)]  # staged, never committed
+    monkeypatch.undo()
+    second = write_interval(lake.url, "events", _batch((1, "A"), (3, "C")), DAY1, time_column="ts")
+    assert _ledger(lake) == [(first.checksum, 2, 0), (second.checksum, 2, 2)]
+
+
+def test_a_ledger_row_appended_by_another_writer_meanwhile_keeps_both_rows(lake, monkeypatch):
+    """Another writer's row lands between the staging of this write's row and its commit: the
+    staged commit is rebuilt or redone, and both rows stay."""
+    write_interval(lake.url, "events", _batch((1, "a")), DAY1, time_column="ts")
+    real = iceberg_ledger.staged_append
+
+    def staged_then_raced(catalog, namespace, row):
+        transaction = real(catalog, namespace, row)
+        iceberg_ledger.append_row(iceberg_ledger.ledger_table(catalog, namespace), {**row, "checksum": "other"})
+        return transaction
+
+    monkeypatch.setattr(iceberg_ledger, "staged_append", staged_then_raced)
+    second = write_interval(lake.url, "events", _batch((1, "b"), (2, "c")), DAY1, time_column="ts")
+    assert [checksum for checksum, _, _ in _ledger(lake)][1:] in (["other", second.checksum],
+                                                                  [second.checksum, "other"])
+    assert len(_ledger(lake)) == 3

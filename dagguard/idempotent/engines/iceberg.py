@@ -99,7 +99,7 @@ class IcebergEngine:
         None: the fingerprint of the rows as the table stores them (see _checksum)."""
         for attempt in range(1, self.max_attempts + 1):
             try:
-                outcome, checksum = self._write_once(spec, batch, interval, checksum, run, observer)
+                outcome, checksum, staged = self._write_once(spec, batch, interval, checksum, run, observer)
                 break
             except Exception as exc:
                 if isinstance(exc, UnicodeEncodeError):  # a lone surrogate, when Parquet encodes text
@@ -117,12 +117,13 @@ class IcebergEngine:
                         f"gave up writing {spec.table} {interval} after {attempt} commits that lost to "
                         f"concurrent writers: {' '.join(str(exc).split())}") from exc
                 time.sleep(min(1.0, 0.01 * 2 ** attempt) * random.uniform(0.5, 1.5))
-        return self._finish(spec, batch, interval, checksum, run, outcome)
+        return self._finish(spec, batch, interval, checksum, run, outcome, staged)
 
     def _write_once(self, spec: Any, batch: AnyBatch, interval: Interval, checksum: str | None, run: RunInfo,
-                    observer: Callable[[int, str], None] | None) -> tuple[tuple[int, int, int], str]:
+                    observer: Callable[[int, str], None] | None) -> tuple[tuple[int, int, int], str, Any]:
         """One attempt: read the interval at the table's current snapshot, plan, commit onto that
-        snapshot. Returns ((inserted, updated, deleted), checksum).
+        snapshot. Returns ((inserted, updated, deleted), checksum, the ledger row's append staged
+        while the data files were written, or None).
 
         The batch's fingerprint (the checksum) is needed before anything is written only when
         the write may be a rerun of the interval's last commit (see _may_repeat); otherwise a
@@ -163,7 +164,7 @@ class IcebergEngine:
                                                                    rows, mine)
 
             if spec.strategy == "merge" and not later and repeats(checksum, mine, 0):
-                return (0, 0, 0), checksum  # the interval is the batch
+                return (0, 0, 0), checksum, None  # the interval is the batch
             if spec.strategy == "merge":
                 current = scan.to_arrow()
                 stored = len(current)
@@ -171,7 +172,7 @@ class IcebergEngine:
                 if observer:
                     observer(0, f"SCAN {name} WHERE {scope}")
                 if not plan.changes:
-                    return (0, 0, 0), checksum or _checksum(batch, fingerprinted.result())
+                    return (0, 0, 0), checksum or _checksum(batch, fingerprinted.result()), None
                 new_rows, counts = plan.rows, (plan.inserted, plan.updated, plan.deleted)
             else:
                 stored = _count_in_scope(table, scan, scope, spec.partition_column
@@ -179,11 +180,14 @@ class IcebergEngine:
                 if observer:
                     observer(0, f"SCAN {name} WHERE {scope}")
                 if not len(rows) and not stored:
-                    return (0, 0, 0), checksum
+                    return (0, 0, 0), checksum, None
                 if not later and repeats(checksum, mine, stored):
                     # A rerun: the interval holds exactly these rows, so no snapshot is written.
-                    return (0, 0, 0), checksum
+                    return (0, 0, 0), checksum, None
                 new_rows, counts = rows, (len(rows), 0, stored)
+            known = checksum
+            staged = pool.submit(self._stage_ledger_row, spec, batch, interval, run, counts,
+                                 lambda: known or _checksum(batch, fingerprinted.result()))
             transaction = table.transaction()
             files = iceberg_commit.write_files(transaction, new_rows) if later else None
             try:
@@ -192,13 +196,14 @@ class IcebergEngine:
                     checksum = _checksum(batch, mine)
                     if last is not None and repeats(checksum, mine, stored):
                         iceberg_commit.discard_files(table, files)
-                        return (0, 0, 0), checksum
+                        return (0, 0, 0), checksum, None
                 properties = _summary(spec, interval, checksum, probe, run, len(new_rows))
                 if files is None:
                     iceberg_commit.stage_overwrite(transaction, new_rows, scope, properties)
                 else:
                     iceberg_commit.stage_files(transaction, files, scope, properties)
                 iceberg_commit.check_staged_count(table, transaction, stored, len(new_rows))
+                ledger = _staged_or_none(staged)  # (its catalog reads done before this commit)
                 if observer:
                     observer(1, f"OVERWRITE {name} WHERE {scope} (files written, commit pending)")
                 transaction.commit_transaction()
@@ -206,7 +211,7 @@ class IcebergEngine:
                 if files:
                     iceberg_commit.discard_files(table, files)
                 raise
-        return counts, checksum
+        return counts, checksum, ledger
 
     def _holds_exactly(self, table: Any, scan: Any, interval: Interval, batch: AnyBatch, schema: Any,
                        checksum: str, rows: Any = None, mine: tuple[int, int, int] | None = None) -> bool:
@@ -256,9 +261,21 @@ class IcebergEngine:
                 return summary.get(PROPERTY_PREFIX + "checksum", ""), snapshot
         return None
 
+    def _stage_ledger_row(self, spec: Any, batch: AnyBatch, interval: Interval, run: RunInfo,
+                          counts: tuple[int, int, int], checksum: Callable[[], str]) -> Any:
+        """The write's ledger row appended in a ledger transaction that is not committed (its
+        files written, its snapshot staged): prepared on the write's thread while the data files
+        are written, committed only after the data commit (see _finish)."""
+        from dagguard.idempotent.engines import iceberg_ledger
+
+        row = iceberg_ledger.ledger_row(run, str(spec.table), interval.start, interval.end, spec.strategy,
+                                        (len(batch), *counts), checksum())
+        return iceberg_ledger.staged_append(self.connection, self.identifier(spec.table)[:-1], row)
+
     def _finish(self, spec: Any, batch: AnyBatch, interval: Interval, checksum: str, run: RunInfo,
-                counts: tuple[int, int, int]) -> Any:
-        """Append the ledger row and describe the write."""
+                counts: tuple[int, int, int], staged: Any = None) -> Any:
+        """Append the ledger row (commit the append staged with the write's, when there is one)
+        and describe the write."""
         from dagguard.idempotent.engines import iceberg_ledger
         from dagguard.idempotent.write_spec import WriteResult
 
@@ -268,7 +285,11 @@ class IcebergEngine:
         namespace = self.identifier(spec.table)[:-1]
         for attempt in range(1, 11):
             try:
-                iceberg_ledger.append_row(iceberg_ledger.ledger_table(self.connection, namespace), row)
+                if staged is not None:  # (a conflict drops it: the next attempt appends afresh)
+                    transaction, staged = staged, None
+                    transaction.commit_transaction()
+                else:
+                    iceberg_ledger.append_row(iceberg_ledger.ledger_table(self.connection, namespace), row)
                 break
             except Exception as exc:
                 if not is_conflict(exc) or attempt == 10:
@@ -288,6 +309,15 @@ class IcebergEngine:
         from dagguard.idempotent.engines import iceberg_ledger
 
         return iceberg_ledger.read_entries(self.connection, table)
+
+
+def _staged_or_none(staged: Any) -> Any:
+    """The staged ledger append, or None when staging it failed (_finish then appends the row
+    the ordinary way, and reports a failure there)."""
+    try:
+        return staged.result()
+    except Exception:
+        return None
 
 
 def columns_of(table: Any) -> dict[str, str]:
