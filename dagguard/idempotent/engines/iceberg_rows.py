@@ -183,9 +183,9 @@ def plan_merge(current: Any, batch: Any, batch_columns: tuple[str, ...], keys: t
     pairs = joined.filter(matched)
     compared = [name for name in batch_columns if name not in keys]
     # Only the compared columns are taken, in target order (the stored rows' files are read in it).
-    pairs = pairs.sort_by(_TARGET + "row")
-    mine = batch.select(compared).take(pairs.column(_BATCH + "row"))
-    theirs = current.select(compared).take(pairs.column(_TARGET + "row"))
+    mine_rows, their_rows = _pairs_in_target_order(pairs, len(batch), len(current))
+    mine = _taken(batch.select(compared), mine_rows)
+    theirs = _taken(current.select(compared), their_rows)
     changed = pa.repeat(False, len(pairs))
     for name in compared:
         changed = pc.or_(changed, _differs(theirs.column(name), mine.column(name)))
@@ -193,6 +193,12 @@ def plan_merge(current: Any, batch: Any, batch_columns: tuple[str, ...], keys: t
     if not (inserted or updated or deleted):
         return MergePlan(None, 0, 0, 0)  # nothing to write: the rows are not built
     # The batch's rows (matched or new), then the stored rows it lacks, unless deleted.
+    if len(joined) - _count(missing) == len(batch) and set(current.schema.names) <= set(batch_columns):
+        # Each batch row once, and every column from it: the batch itself, nothing to sort.
+        parts = [pa.Table.from_arrays([batch.column(name) for name in current.schema.names], schema=current.schema)]
+        if not delete_missing:
+            parts.append(current.take(joined.filter(missing).column(_TARGET + "row")))
+        return MergePlan(pa.concat_tables(parts), inserted, updated, deleted)
     written = joined.filter(pc.is_valid(batch_row)).sort_by(_BATCH + "row")
     if len(written) == len(batch):  # each batch row once, in order: the batch itself
         taken = batch
@@ -205,6 +211,35 @@ def plan_merge(current: Any, batch: Any, batch_columns: tuple[str, ...], keys: t
     if not delete_missing:
         parts.append(current.take(joined.filter(missing).column(_TARGET + "row")))
     return MergePlan(pa.concat_tables(parts), inserted, updated, deleted)
+
+
+def _pairs_in_target_order(pairs: Any, batch: int, stored: int) -> tuple[Any, Any]:
+    """(batch rows, stored rows) of the matched pairs, ordered by stored row; either is None
+    when it is every row of its side in order (the batch handed over in the stored order, as a
+    rerun of the same pipeline does), so that no take is needed. A stored row is in one pair
+    at most (the batch's keys are unique), so a scatter by stored row orders them (O(n)); should
+    one be in two (NULL keys), they are sorted."""
+    try:
+        import numpy as np
+    except ImportError:
+        np = None
+    if np is not None:
+        targets = pairs.column(_TARGET + "row").to_numpy()
+        slots = np.full(stored, -1, dtype=np.int64)
+        slots[targets] = pairs.column(_BATCH + "row").to_numpy()
+        theirs = np.flatnonzero(slots >= 0)
+    if np is None or len(theirs) != len(targets):
+        ordered = pairs.sort_by(_TARGET + "row")
+        return ordered.column(_BATCH + "row"), ordered.column(_TARGET + "row")
+    mine = slots[theirs]
+    # Strictly increasing batch rows, as many as the batch has: 0, 1, ... len(batch) - 1.
+    every_batch_row = len(mine) == batch and (batch < 2 or bool(np.all(mine[1:] > mine[:-1])))
+    return None if every_batch_row else mine, None if len(theirs) == stored else theirs
+
+
+def _taken(table: Any, rows: Any) -> Any:
+    """`table`'s rows `rows` (None: all of them, in order)."""
+    return table if rows is None else table.take(rows)
 
 
 def _count(mask: Any) -> int:
