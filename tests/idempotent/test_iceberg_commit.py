@@ -178,3 +178,20 @@ def test_a_ledger_row_appended_by_another_writer_meanwhile_keeps_both_rows(lake,
     assert [checksum for checksum, _, _ in _ledger(lake)][1:] in (["other", second.checksum],
                                                                   [second.checksum, "other"])
     assert len(_ledger(lake)) == 3
+
+
+def test_the_ledger_keeps_few_snapshots_and_every_row(lake, monkeypatch):
+    """Each append copies the ledger's metadata, which lists its snapshots: past KEPT_SNAPSHOTS
+    the older ones are expired, and the rows stay (a ledger grown by earlier code included)."""
+    monkeypatch.setattr(iceberg_ledger, "KEPT_SNAPSHOTS", 1_000)  # the earlier code: no expiry
+    checksums = [write_interval(lake.url, "events", _batch((1, f"v{n}")), DAY1, time_column="ts").checksum
+                 for n in range(6)]
+    catalog = lake.connect()
+    assert len(catalog.load_table(("default", "dagguard_write_log")).snapshots()) == 6
+    monkeypatch.setattr(iceberg_ledger, "KEPT_SNAPSHOTS", 3)
+    checksums += [write_interval(lake.url, "events", _batch((1, f"w{n}")), DAY1, time_column="ts").checksum
+                  for n in range(4)]
+    checksums.append(write_interval(lake.url, "events", _batch((1, "w3")), DAY1, time_column="ts").checksum)  # a rerun
+    assert len(catalog.load_table(("default", "dagguard_write_log")).snapshots()) <= 3
+    catalog.close()
+    assert [checksum for checksum, _, _ in _ledger(lake)] == checksums

@@ -8,6 +8,11 @@ whole table, not the interval, and has no delete_missing). pyiceberg records the
 delete snapshot and an append snapshot; the table's current snapshot moves from the old state
 to the new one at once, so a reader sees one or the other.
 
+Two threads: a write that cannot be a rerun of the interval's last commit (its probe, a cheap
+summary of the batch, differs from the one that commit recorded) writes its data files while a
+second thread computes the batch's fingerprint, which the commit's summary records, and stages
+the ledger row's append; both commits then follow, the data's first (iceberg_commit).
+
 Concurrency: the commit carries pyiceberg's requirement that the main branch still points to
 the snapshot this write read (AssertRefSnapshotId). pyiceberg's own retry, which rebuilds the
 commit on the newer snapshot, is turned off for the write: a merge computed from rows another
@@ -287,7 +292,7 @@ class IcebergEngine:
             try:
                 if staged is not None:  # (a conflict drops it: the next attempt appends afresh)
                     transaction, staged = staged, None
-                    transaction.commit_transaction()
+                    iceberg_ledger.trim_history(transaction.commit_transaction())
                 else:
                     iceberg_ledger.append_row(iceberg_ledger.ledger_table(self.connection, namespace), row)
                 break

@@ -18,6 +18,11 @@ from typing import Any
 from dagguard.idempotent.ledger import (_COLUMNS, LEDGER_TABLE, PARTITION_KEY, LedgerEntry, LedgerReport, RunInfo,
                                         find_conflicts)
 
+# The ledger's rows are all in its current snapshot; its older snapshots only lengthen the
+# metadata that each append copies (pyiceberg deep-copies it some twenty times per append:
+# 0.03 CPU s per append at 10 snapshots, 0.085 s at 100, 0.47 s at 400). Past this many, an
+# append is followed by the expiry of all but the current one.
+KEPT_SNAPSHOTS = 16
 _INTEGERS = frozenset(("try_number", "row_count", "rows_inserted", "rows_updated", "rows_deleted"))
 _TIMES = frozenset(("interval_start", "interval_end", "written_at"))
 
@@ -78,6 +83,21 @@ def append_row(ledger: Any, row: dict[str, Any]) -> None:
     import pyarrow as pa
 
     ledger.append(pa.Table.from_pylist([row], schema=ledger.schema().as_arrow()))
+    trim_history(ledger)
+
+
+def trim_history(ledger: Any) -> None:
+    """Expire every snapshot of the ledger table but its current one, once it has more than
+    KEPT_SNAPSHOTS (the current snapshot still lists every data file, so no row is lost). Best
+    effort, in a commit of its own: one that loses to another writer is left to the next append."""
+    from datetime import datetime, timezone
+
+    if len(ledger.metadata.snapshots) <= KEPT_SNAPSHOTS:
+        return
+    try:
+        ledger.maintenance.expire_snapshots().older_than(datetime.now(timezone.utc)).commit()
+    except Exception:
+        pass  # (a concurrent append or expiry: the ledger's rows are unaffected)
 
 
 def staged_append(catalog: Any, namespace: tuple[str, ...], row: dict[str, Any]) -> Any:
