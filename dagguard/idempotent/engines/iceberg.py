@@ -8,6 +8,11 @@ whole table, not the interval, and has no delete_missing). pyiceberg records the
 delete snapshot and an append snapshot; the table's current snapshot moves from the old state
 to the new one at once, so a reader sees one or the other.
 
+Two threads: a write that cannot be a rerun of the interval's last commit (its probe, a cheap
+summary of the batch, differs from the one that commit recorded) writes its data files while a
+second thread computes the batch's fingerprint, which the commit's summary records, and stages
+the ledger row's append; both commits then follow, the data's first (iceberg_commit).
+
 Concurrency: the commit carries pyiceberg's requirement that the main branch still points to
 the snapshot this write read (AssertRefSnapshotId). pyiceberg's own retry, which rebuilds the
 commit on the newer snapshot, is turned off for the write: a merge computed from rows another
@@ -19,7 +24,7 @@ from __future__ import annotations
 
 import random
 import time
-import warnings
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
 from dagguard.idempotent.arrow.batch import ArrowBatch
@@ -99,7 +104,7 @@ class IcebergEngine:
         None: the fingerprint of the rows as the table stores them (see _checksum)."""
         for attempt in range(1, self.max_attempts + 1):
             try:
-                outcome, checksum = self._write_once(spec, batch, interval, checksum, run, observer)
+                outcome, checksum, staged = self._write_once(spec, batch, interval, checksum, run, observer)
                 break
             except Exception as exc:
                 if isinstance(exc, UnicodeEncodeError):  # a lone surrogate, when Parquet encodes text
@@ -117,13 +122,19 @@ class IcebergEngine:
                         f"gave up writing {spec.table} {interval} after {attempt} commits that lost to "
                         f"concurrent writers: {' '.join(str(exc).split())}") from exc
                 time.sleep(min(1.0, 0.01 * 2 ** attempt) * random.uniform(0.5, 1.5))
-        return self._finish(spec, batch, interval, checksum, run, outcome)
+        return self._finish(spec, batch, interval, checksum, run, outcome, staged)
 
     def _write_once(self, spec: Any, batch: AnyBatch, interval: Interval, checksum: str | None, run: RunInfo,
-                    observer: Callable[[int, str], None] | None) -> tuple[tuple[int, int, int], str]:
+                    observer: Callable[[int, str], None] | None) -> tuple[tuple[int, int, int], str, Any]:
         """One attempt: read the interval at the table's current snapshot, plan, commit onto that
-        snapshot. Returns ((inserted, updated, deleted), checksum)."""
-        from dagguard.idempotent.engines import iceberg_rows
+        snapshot. Returns ((inserted, updated, deleted), checksum, the ledger row's append staged
+        while the data files were written, or None).
+
+        The batch's fingerprint (the checksum) is needed before anything is written only when
+        the write may be a rerun of the interval's last commit (see _may_repeat); otherwise a
+        thread computes it while the data files are written, and the rerun check runs before
+        the commit instead (a batch that turns out to repeat that commit commits nothing)."""
+        from dagguard.idempotent.engines import iceberg_commit, iceberg_rows
         from dagguard.idempotent.precision import check_precision
         from dagguard.idempotent.write_spec import _check_target
 
@@ -134,39 +145,78 @@ class IcebergEngine:
         if len(batch):
             check_precision(batch, columns, self.timestamp_digits, name)
         scope = self._scope(spec, columns, interval)
-        table = _without_library_retries(loaded)
+        table = iceberg_commit.without_library_retries(loaded)
         schema = table.schema().as_arrow()
         rows = iceberg_rows.as_table(batch, schema, name)
-        mine = _fingerprint(batch, rows)
-        checksum = checksum or _checksum(batch, mine)
+        probe = iceberg_rows.probe(rows)
+        last = self.last_write(table, interval)
         scan = table.scan(row_filter=scope)
-        if spec.strategy == "merge" and self._holds_exactly(table, scan, interval, batch, schema, checksum):
-            return (0, 0, 0), checksum  # the interval is the batch: merging it changes nothing
-        if spec.strategy == "merge":
-            current = scan.to_arrow()
-            stored = len(current)
-            plan = iceberg_rows.plan_merge(current, rows, batch.columns, spec.unique_key, spec.delete_missing)
-            if observer:
-                observer(0, f"SCAN {name} WHERE {scope}")
-            if not plan.changes:
-                return (0, 0, 0), checksum
-            new_rows, counts = plan.rows, (plan.inserted, plan.updated, plan.deleted)
-        else:
-            stored = _count_in_scope(table, scan, scope, spec.partition_column if spec.strategy == "overwrite_partition"
-                                     else spec.time_column)
-            if observer:
-                observer(0, f"SCAN {name} WHERE {scope}")
-            if not len(rows) and not stored:
-                return (0, 0, 0), checksum
-            if len(rows) == stored and self._holds_exactly(table, scan, interval, batch, schema, checksum, rows,
-                                                           mine):
-                # A rerun: the interval holds exactly these rows, so no snapshot is written.
-                return (0, 0, 0), checksum
-            new_rows, counts = rows, (len(rows), 0, stored)
-        self._commit(table, new_rows, scope, stored, _summary(spec, interval, checksum, run, len(new_rows)),
-                     lambda: observer(1, f"OVERWRITE {name} WHERE {scope} (files written, commit pending)")
-                     if observer else None)
-        return counts, checksum
+        later = checksum is None and isinstance(batch, ArrowBatch) and len(rows) > 0 \
+            and not _may_repeat(last, len(rows), probe) and iceberg_commit.can_write_files_first()
+        mine: tuple[int, int, int] | None = None
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            if later:
+                fingerprinted = pool.submit(_fingerprint, batch, rows)
+            else:
+                mine = _fingerprint(batch, rows)
+                checksum = checksum or _checksum(batch, mine)
+
+            def repeats(checksum: str, mine: tuple[int, int, int] | None, stored: int) -> bool:
+                """Does the scope hold exactly this batch, as a rerun finds it?"""
+                if spec.strategy == "merge":
+                    return self._holds_exactly(table, scan, interval, batch, schema, checksum)
+                return len(rows) == stored and self._holds_exactly(table, scan, interval, batch, schema, checksum,
+                                                                   rows, mine)
+
+            if spec.strategy == "merge" and not later and repeats(checksum, mine, 0):
+                return (0, 0, 0), checksum, None  # the interval is the batch
+            if spec.strategy == "merge":
+                current = scan.to_arrow()
+                stored = len(current)
+                plan = iceberg_rows.plan_merge(current, rows, batch.columns, spec.unique_key, spec.delete_missing)
+                if observer:
+                    observer(0, f"SCAN {name} WHERE {scope}")
+                if not plan.changes:
+                    return (0, 0, 0), checksum or _checksum(batch, fingerprinted.result()), None
+                new_rows, counts = plan.rows, (plan.inserted, plan.updated, plan.deleted)
+            else:
+                stored = _count_in_scope(table, scan, scope, spec.partition_column
+                                         if spec.strategy == "overwrite_partition" else spec.time_column)
+                if observer:
+                    observer(0, f"SCAN {name} WHERE {scope}")
+                if not len(rows) and not stored:
+                    return (0, 0, 0), checksum, None
+                if not later and repeats(checksum, mine, stored):
+                    # A rerun: the interval holds exactly these rows, so no snapshot is written.
+                    return (0, 0, 0), checksum, None
+                new_rows, counts = rows, (len(rows), 0, stored)
+            known = checksum
+            staged = pool.submit(self._stage_ledger_row, spec, batch, interval, run, counts,
+                                 lambda: known or _checksum(batch, fingerprinted.result()))
+            transaction = table.transaction()
+            files = iceberg_commit.write_files(transaction, new_rows) if later else None
+            try:
+                if later:
+                    mine = fingerprinted.result()
+                    checksum = _checksum(batch, mine)
+                    if last is not None and repeats(checksum, mine, stored):
+                        iceberg_commit.discard_files(table, files)
+                        return (0, 0, 0), checksum, None
+                properties = _summary(spec, interval, checksum, probe, run, len(new_rows))
+                if files is None:
+                    iceberg_commit.stage_overwrite(transaction, new_rows, scope, properties)
+                else:
+                    iceberg_commit.stage_files(transaction, files, scope, properties)
+                iceberg_commit.check_staged_count(table, transaction, stored, len(new_rows))
+                ledger = _staged_or_none(staged)  # (its catalog reads done before this commit)
+                if observer:
+                    observer(1, f"OVERWRITE {name} WHERE {scope} (files written, commit pending)")
+                transaction.commit_transaction()
+            except BaseException:
+                if files:
+                    iceberg_commit.discard_files(table, files)
+                raise
+        return counts, checksum, ledger
 
     def _holds_exactly(self, table: Any, scan: Any, interval: Interval, batch: AnyBatch, schema: Any,
                        checksum: str, rows: Any = None, mine: tuple[int, int, int] | None = None) -> bool:
@@ -204,17 +254,6 @@ class IcebergEngine:
                 f"or timestamptz; the interval cannot be selected on it")
         return iceberg_rows.interval_filter(spec.time_column, kind, interval.start, interval.end)
 
-    def _commit(self, table: Any, rows: Any, scope: Any, stored: int, properties: dict[str, str],
-                before_commit: Callable[[], None]) -> None:
-        """Stage the overwrite of `scope` with `rows`, check the staged table's row count, commit."""
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # "Delete operation did not match any records"
-            transaction = table.transaction()
-            transaction.overwrite(rows, overwrite_filter=scope, snapshot_properties=properties)
-        _check_staged_count(table, transaction, stored, len(rows))
-        before_commit()
-        transaction.commit_transaction()
-
     @staticmethod
     def last_write(table: Any, interval: Interval) -> tuple[str, Any] | None:
         """(checksum, snapshot) of the newest snapshot dagguard committed for `interval`, from
@@ -227,9 +266,21 @@ class IcebergEngine:
                 return summary.get(PROPERTY_PREFIX + "checksum", ""), snapshot
         return None
 
+    def _stage_ledger_row(self, spec: Any, batch: AnyBatch, interval: Interval, run: RunInfo,
+                          counts: tuple[int, int, int], checksum: Callable[[], str]) -> Any:
+        """The write's ledger row appended in a ledger transaction that is not committed (its
+        files written, its snapshot staged): prepared on the write's thread while the data files
+        are written, committed only after the data commit (see _finish)."""
+        from dagguard.idempotent.engines import iceberg_ledger
+
+        row = iceberg_ledger.ledger_row(run, str(spec.table), interval.start, interval.end, spec.strategy,
+                                        (len(batch), *counts), checksum())
+        return iceberg_ledger.staged_append(self.connection, self.identifier(spec.table)[:-1], row)
+
     def _finish(self, spec: Any, batch: AnyBatch, interval: Interval, checksum: str, run: RunInfo,
-                counts: tuple[int, int, int]) -> Any:
-        """Append the ledger row and describe the write."""
+                counts: tuple[int, int, int], staged: Any = None) -> Any:
+        """Append the ledger row (commit the append staged with the write's, when there is one)
+        and describe the write."""
         from dagguard.idempotent.engines import iceberg_ledger
         from dagguard.idempotent.write_spec import WriteResult
 
@@ -239,7 +290,11 @@ class IcebergEngine:
         namespace = self.identifier(spec.table)[:-1]
         for attempt in range(1, 11):
             try:
-                iceberg_ledger.append_row(iceberg_ledger.ledger_table(self.connection, namespace), row)
+                if staged is not None:  # (a conflict drops it: the next attempt appends afresh)
+                    transaction, staged = staged, None
+                    iceberg_ledger.trim_history(transaction.commit_transaction())
+                else:
+                    iceberg_ledger.append_row(iceberg_ledger.ledger_table(self.connection, namespace), row)
                 break
             except Exception as exc:
                 if not is_conflict(exc) or attempt == 10:
@@ -259,6 +314,15 @@ class IcebergEngine:
         from dagguard.idempotent.engines import iceberg_ledger
 
         return iceberg_ledger.read_entries(self.connection, table)
+
+
+def _staged_or_none(staged: Any) -> Any:
+    """The staged ledger append, or None when staging it failed (_finish then appends the row
+    the ordinary way, and reports a failure there)."""
+    try:
+        return staged.result()
+    except Exception:
+        return None
 
 
 def columns_of(table: Any) -> dict[str, str]:
@@ -332,47 +396,28 @@ def _interval_key(interval: Interval) -> str:
     return f"{interval.start.isoformat()}/{interval.end.isoformat()}"
 
 
-def _summary(spec: Any, interval: Interval, checksum: str, run: RunInfo, written: int) -> dict[str, str]:
+def _summary(spec: Any, interval: Interval, checksum: str, probe: str, run: RunInfo, written: int) -> dict[str, str]:
     """The data commit's summary properties: what the ledger row says, atomically with the rows,
-    and how many rows the scope holds after it (a merge keeps rows its batch lacks)."""
+    how many rows the scope holds after it (a merge keeps rows its batch lacks), and the batch's
+    probe (see _may_repeat)."""
     values = {"interval": _interval_key(interval), "checksum": checksum, "strategy": spec.strategy,
-              "scope_rows": written,
+              "scope_rows": written, "probe": probe,
               "dag_id": run.dag_id, "task_id": run.task_id, "run_id": run.run_id, "try_number": run.try_number}
     return {PROPERTY_PREFIX + key: str(value) for key, value in values.items() if value is not None}
 
 
-def _without_library_retries(table: Any) -> Any:
-    """`table` whose commits pyiceberg does not retry (commit.retry.num-retries 0, in memory only:
-    the catalog's table keeps its properties). pyiceberg's retry re-applies the write on the
-    newer snapshot; dagguard's re-reads the interval first."""
-    from pyiceberg.table import Table
-
-    properties = {**table.metadata.properties, "commit.retry.num-retries": "0"}
-    metadata = table.metadata.model_copy(update={"properties": properties})
-    return Table(table.name(), metadata=metadata, metadata_location=table.metadata_location,
-                 io=table.io, catalog=table.catalog)
-
-
-def _check_staged_count(table: Any, transaction: Any, stored: int, written: int) -> None:
-    """Refuse to commit a staged table whose row count is not the old count less the rows in
-    scope plus the rows written: an overwrite that kept old files beside the new ones
-    (pyiceberg #3758 duplicated rows of day-partitioned tables so) would double rows."""
-    before = _total_records(table.metadata.current_snapshot())
-    after = _total_records(transaction.table_metadata.current_snapshot())
-    if before is None or after is None:
-        return
-    if after != before - stored + written:
-        raise DatabaseRefusedError(
-            f"pyiceberg staged an overwrite of {'.'.join(table.name())} leaving {after} rows where "
-            f"{before - stored + written} were expected ({before} before, {stored} in scope, {written} "
-            f"written), so old rows would have stayed beside the new ones; nothing was committed")
-
-
-def _total_records(snapshot: Any) -> int | None:
-    if snapshot is None:
-        return 0
-    value = (snapshot.summary.additional_properties if snapshot.summary else {}).get("total-records")
-    return int(value) if value is not None else None
+def _may_repeat(last: tuple[str, Any] | None, count: int, probe: str) -> bool:
+    """May a batch of `count` rows with this probe (iceberg_rows.probe) be the batch of `last`,
+    the interval's last commit? Not when there is none, when its checksum counts other rows
+    (`<rows>:iceberg-...`; an older `rows:arrow-...` counts none), or when its probe differs (the
+    rows differ); a commit without a probe (written before probes were recorded) may be."""
+    if last is None:
+        return False
+    recorded_count = last[0].partition(":")[0]
+    if recorded_count.isdigit() and recorded_count != str(count):
+        return False
+    recorded = last[1].summary.additional_properties.get(PROPERTY_PREFIX + "probe")
+    return recorded is None or recorded == probe
 
 
 def is_conflict(exc: BaseException) -> bool:

@@ -4,7 +4,10 @@ dagguard writes to, with the columns of the SQL engines' ledger table.
 Iceberg cannot commit two tables at once, so the ledger row is appended right after the data
 commit: a writer killed between the two leaves the data written and its row missing (a later
 rerun then rewrites the interval instead of recognising it). The data snapshot itself carries
-the write's interval and checksum in its summary (`dagguard.*` properties), atomically.
+the write's interval and checksum in its summary (`dagguard.*` properties), atomically. A
+write stages its row's append (files written, nothing committed) while its data files are
+written, and commits it after the data commit; its `written_at` is then when it was staged,
+just before the data commit.
 """
 
 from __future__ import annotations
@@ -95,6 +98,17 @@ def trim_history(ledger: Any) -> None:
         ledger.maintenance.expire_snapshots().older_than(datetime.now(timezone.utc)).commit()
     except Exception:
         pass  # (a concurrent append or expiry: the ledger's rows are unaffected)
+
+
+def staged_append(catalog: Any, namespace: tuple[str, ...], row: dict[str, Any]) -> Any:
+    """A transaction of the namespace's ledger appending `row`, staged (its data file, manifest
+    and manifest list written) and not committed: commit_transaction() makes the row exist."""
+    import pyarrow as pa
+
+    ledger = ledger_table(catalog, namespace)
+    transaction = ledger.transaction()
+    transaction.append(pa.Table.from_pylist([row], schema=ledger.schema().as_arrow()))
+    return transaction
 
 
 def read_entries(catalog: Any, table: str | None) -> LedgerReport:
