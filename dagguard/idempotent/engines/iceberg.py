@@ -199,7 +199,7 @@ class IcebergEngine:
                 self._stage_ledger_row, spec, batch, interval, run,
                 lambda: known_counts if counted is None else (len(rows), 0, counted.result()),
                 lambda: known or _checksum(batch, fingerprinted.result()))
-            transaction = table.transaction()
+            transaction = iceberg_commit.transaction(table)
             files = iceberg_commit.write_files(transaction, new_rows) if later else None
             try:
                 if later:
