@@ -195,3 +195,40 @@ def test_the_ledger_keeps_few_snapshots_and_every_row(lake, monkeypatch):
     assert len(catalog.load_table(("default", "dagguard_write_log")).snapshots()) <= 3
     catalog.close()
     assert [checksum for checksum, _, _ in _ledger(lake)] == checksums
+
+
+def test_the_staging_transaction_builds_its_metadata_once_per_staged_change_and_commits_as_pyiceberg_does(lake):
+    """iceberg_commit.transaction keeps the staged metadata between reads, and builds it afresh
+    once a change is staged: an overwrite staged through it commits the same rows and snapshots
+    as pyiceberg's own Transaction."""
+    import pyiceberg.table as tables
+    import pyiceberg.table.update as updates
+
+    write_interval(lake.url, "events", _batch((1, "a"), (2, "b")), DAY1, time_column="ts")
+    catalog = lake.connect()
+    try:
+        table = catalog.load_table(("default", "events"))
+        rows = _batch((2, "B"), (3, "c")).cast(table.schema().as_arrow())
+        built = []
+        real = updates.update_table_metadata
+        transaction = iceberg_commit.transaction(table)
+        assert transaction.table_metadata is transaction.table_metadata  # built once, kept
+        before = transaction.table_metadata.current_snapshot().snapshot_id
+        scope = iceberg_rows.interval_filter("ts", "timestamptz", DAY1.start, DAY1.end)
+        files = iceberg_commit.write_files(transaction, rows)
+        tables.update_table_metadata, saved = (lambda *a, **k: built.append(1) or real(*a, **k)), \
+            tables.update_table_metadata
+        try:
+            iceberg_commit.stage_files(transaction, files, scope, {"note": "x"})
+            staged = transaction.table_metadata
+        finally:
+            tables.update_table_metadata = saved
+        # A change staged: the metadata is built again and holds the new snapshots.
+        assert staged.current_snapshot().snapshot_id != before
+        assert staged.current_snapshot().summary.additional_properties["note"] == "x"
+        assert 0 < len(built) <= 8  # (pyiceberg's own Transaction builds it ~30 times for this)
+        iceberg_commit.check_staged_count(table, transaction, 2, 2)
+        transaction.commit_transaction()
+    finally:
+        catalog.close()
+    assert lake.rows() == [_row(2, "B"), _row(3, "c")]

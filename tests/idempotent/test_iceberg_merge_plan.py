@@ -70,3 +70,26 @@ def test_a_batch_in_the_stored_order_is_merged_without_reordering():
     plan = plan_merge(stored, batch, tuple(SCHEMA.names), ("k",), False)
     assert (plan.inserted, plan.updated, plan.deleted) == (1, 2, 0)
     assert plan.rows.to_pylist() == batch.to_pylist()  # the batch itself, in its order
+
+
+@pytest.mark.parametrize("columns", [tuple(SCHEMA.names), ("k", "v")])
+def test_a_batch_led_by_the_stored_keys_is_merged_by_position(columns):
+    """The batch's first rows carry the stored keys in the stored order (a NULL key among them),
+    new keys after them: no join, and the result is the Python merge's (a column the batch lacks
+    kept on matched rows, NULL on new ones)."""
+    stored_rows = [{"k": k, "v": f"s{k}", "n": float(i)} for i, k in enumerate([None, 3, 1, 2])]
+    batch_rows = [{"k": k, "v": f"s{k}" if k != 1 else "changed", "n": 9.0} for k in [None, 3, 1, 2, 7, 8]]
+    typed = _table(batch_rows)
+    if columns == ("k", "v"):
+        typed = typed.set_column(2, "n", pa.nulls(len(batch_rows), pa.float64()))
+    stored = pa.concat_tables([_table(stored_rows[:2]), _table(stored_rows[2:])])  # two chunks
+    want = _python_merge(stored_rows, batch_rows, columns, False)
+    plan = plan_merge(stored, typed, columns, ("k",), False)
+    assert (sorted(plan.rows.to_pylist(), key=repr), plan.inserted, plan.updated, plan.deleted) == want
+    assert plan.rows.column("k").to_pylist() == [None, 3, 1, 2, 7, 8]  # matched in place, then new
+
+
+def test_a_batch_in_the_stored_order_without_changes_plans_nothing():
+    stored = _table([{"k": k, "v": "same", "n": 1.0} for k in range(5)])
+    plan = plan_merge(stored, _table(stored.to_pylist()), tuple(SCHEMA.names), ("k",), True)
+    assert plan.rows is None and not plan.changes

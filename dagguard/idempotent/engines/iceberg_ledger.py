@@ -105,8 +105,10 @@ def staged_append(catalog: Any, namespace: tuple[str, ...], row: dict[str, Any])
     and manifest list written) and not committed: commit_transaction() makes the row exist."""
     import pyarrow as pa
 
+    from dagguard.idempotent.engines.iceberg_commit import transaction as staging_transaction
+
     ledger = ledger_table(catalog, namespace)
-    transaction = ledger.transaction()
+    transaction = staging_transaction(ledger)
     transaction.append(pa.Table.from_pylist([row], schema=ledger.schema().as_arrow()))
     return transaction
 

@@ -170,6 +170,8 @@ def plan_merge(current: Any, batch: Any, batch_columns: tuple[str, ...], keys: t
 
     if not len(current):  # an empty interval: every batch row is new, nothing to join
         return MergePlan(batch if len(batch) else None, len(batch), 0, 0)
+    if _stored_rows_lead(current, batch, keys):
+        return _plan_by_position(current, batch, batch_columns, keys)
     nullable = frozenset(k for k in keys if batch.column(k).null_count or current.column(k).null_count)
     left = _key_columns(batch, keys, nullable, _BATCH + "row")
     right = _key_columns(current, keys, nullable, _TARGET + "row")
@@ -211,6 +213,49 @@ def plan_merge(current: Any, batch: Any, batch_columns: tuple[str, ...], keys: t
     if not delete_missing:
         parts.append(current.take(joined.filter(missing).column(_TARGET + "row")))
     return MergePlan(pa.concat_tables(parts), inserted, updated, deleted)
+
+
+def _stored_rows_lead(current: Any, batch: Any, keys: tuple[str, ...]) -> bool:
+    """Do the batch's first rows carry the stored rows' keys, in the stored order (a rerun of the
+    same pipeline hands its rows over so, perhaps with new ones after them)? Then stored row i is
+    matched by batch row i and by no other (the batch's keys are unique: the write checked them),
+    and the batch's other rows are new: no join is needed (one comparison of the key columns,
+    1-3 ms per million rows, where the join and the pairs' order cost 0.2-0.3 CPU s)."""
+    import pyarrow.compute as pc
+
+    stored = len(current)
+    if len(batch) < stored:
+        return False
+    for key in keys:
+        mine = batch.column(key).slice(0, stored)
+        if current.column(key).null_count or mine.null_count:
+            if _count(_differs(current.column(key), mine)):
+                return False
+        elif not pc.all(pc.equal(current.column(key), mine)).as_py():
+            return False
+    return True
+
+
+def _plan_by_position(current: Any, batch: Any, batch_columns: tuple[str, ...], keys: tuple[str, ...]) -> MergePlan:
+    """plan_merge when _stored_rows_lead: the first len(current) batch rows update the stored
+    rows in place, the rest are inserted, no stored row is missing."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    stored = len(current)
+    changed = pa.repeat(False, stored)
+    for name in batch_columns:
+        if name not in keys:
+            changed = pc.or_(changed, _differs(current.column(name), batch.column(name).slice(0, stored)))
+    inserted, updated = len(batch) - stored, _count(changed)
+    if not (inserted or updated):
+        return MergePlan(None, 0, 0, 0)
+    # Matched rows take the batch's columns and keep their others; new rows have NULL in those.
+    arrays = [batch.column(name) if name in batch_columns else
+              pa.chunked_array([*current.column(name).chunks, pa.nulls(inserted, current.schema.field(name).type)],
+                               current.schema.field(name).type)
+              for name in current.schema.names]
+    return MergePlan(pa.Table.from_arrays(arrays, schema=current.schema), inserted, updated, 0)
 
 
 def _pairs_in_target_order(pairs: Any, batch: int, stored: int) -> tuple[Any, Any]:
