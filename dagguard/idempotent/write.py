@@ -305,9 +305,26 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
     scope = _scope(spec, in_partition if in_partition is not None else in_interval)
     unchanged = False
     if in_place:
-        unchanged, fingerprint = _compare_fingerprints(
-            engine, spec, batch, in_place, target_columns, scope,
-            rerun=lambda digest: _last_checksum(engine, spec, interval, partition_key) == digest)
+        last = _last_checksum(engine, spec, interval, partition_key)
+        pending = (engine.fingerprint_beside(batch, tuple(sorted(batch.columns)), target_columns)
+                   if checksum is None and not _may_repeat(last, batch) else None)
+        if pending is not None:
+            # Not a rerun of the interval's last write (there is none, or it had another row
+            # count): the fingerprint only goes into the ledger row, so it is computed while
+            # the rows are written.
+            try:
+                counts = _apply(engine, spec, batch, None, in_place, target_columns, bounds,
+                                (in_interval, in_partition, scope), observer)
+            except BaseException:
+                try:
+                    pending()  # waited for, so nothing outlives the write; the write's error is raised
+                except Exception:
+                    pass
+                raise
+            return _finish(engine, spec, batch, interval, _checksum_of(engine, pending()), run, counts,
+                           partition_key)
+        unchanged, fingerprint = _compare_fingerprints(engine, spec, batch, in_place, target_columns, scope,
+                                                       rerun=lambda digest: last == digest)
         checksum = checksum or fingerprint
     checksum = checksum or write_checksum(batch)
     loaded = None
@@ -330,6 +347,19 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
             engine.drop_staging(in_place or loaded)
         return _finish(engine, spec, batch, interval, checksum, run, {"deleted": 0, "inserted": 0, "updated": 0},
                        partition_key)
+    counts = _apply(engine, spec, batch, loaded, in_place, target_columns, bounds,
+                    (in_interval, in_partition, scope), observer)
+    return _finish(engine, spec, batch, interval, checksum, run, counts, partition_key)
+
+
+def _apply(engine: Engine, spec: WriteSpec, batch: AnyBatch, loaded: str | None, in_place: str | None,
+           target_columns: dict[str, str], bounds: tuple[Any, Any, Any],
+           tests: tuple[strategies.IntervalTest | None, strategies.IntervalTest | None, tuple[str, tuple[Any, ...]]],
+           observer: StatementObserver | None) -> dict[str, int]:
+    """The strategy's statements for a batch that changes the target (`loaded` into a staging
+    table, or read `in_place`, or neither), and the rows they deleted, inserted and updated."""
+    start, end, partition_value = bounds
+    in_interval, in_partition, scope = tests
     staging = None
     in_scope = None
     if spec.strategy == "merge" and len(batch) and not loaded:
@@ -340,7 +370,7 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
     if spec.strategy == "merge" and len(batch) and not (direct or loaded or in_place or spec.delete_missing):
         upserted = _upsert(engine, spec, batch, in_interval, scope, observer)
         if upserted is not None:
-            return _finish(engine, spec, batch, interval, checksum, run, upserted, partition_key)
+            return upserted
     if len(batch) and direct:
         staging = spec.table.quoted  # rows go straight into the target, after any DELETE
     elif in_place:
@@ -406,7 +436,7 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
         engine.drop_staging(staging)
     elif in_place:
         engine.drop_staging(in_place)
-    return _finish(engine, spec, batch, interval, checksum, run, counts, partition_key)
+    return counts
 
 
 def _upsert(engine: Engine, spec: WriteSpec, batch: AnyBatch, in_interval: strategies.IntervalTest | None,
@@ -488,8 +518,7 @@ def _compare_fingerprints(engine: Engine, spec: WriteSpec, batch: AnyBatch, sour
         mine = engine.fingerprint(source, columns, "1 = 1", ())
     if mine is None:
         return False, None
-    kind = f"{engine.dialect}{'.'.join(str(v) for v in engine.version[:2])}{engine.fingerprint_form}-"
-    checksum = f"{mine[0]}:{kind}{'.'.join(format(v, 'x') for v in mine[1:])}"
+    checksum = _checksum_of(engine, mine)
     # replace and overwrite_partition give columns the batch lacks their default: skipping is
     # only right when the batch defines every column. A merge leaves such columns alone.
     if spec.strategy != "merge" and set(columns) != set(target_columns):
@@ -498,6 +527,18 @@ def _compare_fingerprints(engine: Engine, spec: WriteSpec, batch: AnyBatch, sour
         return False, checksum
     theirs = engine.fingerprint(spec.table.quoted, columns, *scope)
     return theirs == mine, checksum
+
+
+def _may_repeat(last: str | None, batch: AnyBatch) -> bool:
+    """Could the batch be the one the ledger's `last` checksum of the interval records? Not
+    when there is none, or it counted other rows (every checksum starts with its row count)."""
+    return last is not None and last.partition(":")[0] == str(len(batch))
+
+
+def _checksum_of(engine: Engine, fingerprint: tuple[int, ...]) -> str:
+    """The checksum the ledger records for an engine's fingerprint (count, sums)."""
+    kind = f"{engine.dialect}{'.'.join(str(v) for v in engine.version[:2])}{engine.fingerprint_form}-"
+    return f"{fingerprint[0]}:{kind}{'.'.join(format(v, 'x') for v in fingerprint[1:])}"
 
 
 def _last_checksum(engine: Engine, spec: WriteSpec, interval: Interval | None,
