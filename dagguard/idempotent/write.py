@@ -12,6 +12,7 @@ from typing import Any, Callable, Sequence
 from dagguard.idempotent import strategies
 from dagguard.idempotent.arrow.batch import ArrowBatch
 from dagguard.idempotent.batch import AnyBatch, replace_column
+from dagguard.idempotent.beside import beside
 from dagguard.idempotent.checksum import recorded_as, write_checksum
 from dagguard.idempotent.connections import open_engine
 from dagguard.idempotent.engines import Engine
@@ -291,17 +292,17 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
                 target_columns: dict[str, str], bounds: tuple[Any, Any, Any],
                 in_place: str | None, partition_key: str | None = None) -> WriteResult:
     """The strategy's statements, after the batch has been checked against the target."""
-    start, end, partition_value = bounds
-    in_interval = in_partition = None
-    if (spec.strategy == "overwrite_partition" and partition_key is not None
-            and not _dated(target_columns[spec.partition_column])):
-        # A key kept as text: the partition is exactly the rows holding that text.
-        in_partition = functools.partial(strategies.equal_to, value=partition_value)
-    elif spec.strategy == "overwrite_partition":
-        in_partition = engine.partition_test(spec.table, spec.partition_column, partition_value,
-                                             target_columns[spec.partition_column])
-    else:
-        in_interval = engine.interval_test(spec.table, spec.time_column, start, end)
+    early = None
+    if checksum is None and not in_place and isinstance(batch, ArrowBatch) and len(batch):
+        # The batch's checksum (numpy) is computed while the engine decides how to find the
+        # interval's rows: SQLite surveys the stored times (2M rows: 0.5 CPU s), sqlite3
+        # letting go of the GIL meanwhile.
+        early = beside(functools.partial(write_checksum, batch), "dagguard-checksum")
+    try:
+        in_interval, in_partition = _tests(engine, spec, target_columns, bounds, partition_key)
+    except BaseException:
+        _wait_quietly(early)
+        raise
     scope = _scope(spec, in_partition if in_partition is not None else in_interval)
     unchanged = False
     if in_place:
@@ -316,17 +317,14 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
                 counts = _apply(engine, spec, batch, None, in_place, target_columns, bounds,
                                 (in_interval, in_partition, scope), observer)
             except BaseException:
-                try:
-                    pending()  # waited for, so nothing outlives the write; the write's error is raised
-                except Exception:
-                    pass
+                _wait_quietly(pending)
                 raise
             return _finish(engine, spec, batch, interval, _checksum_of(engine, pending()), run, counts,
                            partition_key)
         unchanged, fingerprint = _compare_fingerprints(engine, spec, batch, in_place, target_columns, scope,
                                                        rerun=lambda digest: last == digest)
         checksum = checksum or fingerprint
-    checksum = checksum or write_checksum(batch)
+    checksum = checksum or (early() if early is not None else write_checksum(batch))
     loaded = None
     # Only for Arrow batches, the columnar path: a rerun with Python rows keeps rewriting the
     # interval and reporting the rows it deleted and inserted, as it always has.
@@ -350,6 +348,30 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
     counts = _apply(engine, spec, batch, loaded, in_place, target_columns, bounds,
                     (in_interval, in_partition, scope), observer)
     return _finish(engine, spec, batch, interval, checksum, run, counts, partition_key)
+
+
+def _tests(engine: Engine, spec: WriteSpec, target_columns: dict[str, str], bounds: tuple[Any, Any, Any],
+           partition_key: str | None) -> tuple[strategies.IntervalTest | None, strategies.IntervalTest | None]:
+    """(the interval's test, the partition's test): the one the strategy scopes its write with,
+    the other None."""
+    start, end, partition_value = bounds
+    if (spec.strategy == "overwrite_partition" and partition_key is not None
+            and not _dated(target_columns[spec.partition_column])):
+        # A key kept as text: the partition is exactly the rows holding that text.
+        return None, functools.partial(strategies.equal_to, value=partition_value)
+    if spec.strategy == "overwrite_partition":
+        return None, engine.partition_test(spec.table, spec.partition_column, partition_value,
+                                           target_columns[spec.partition_column])
+    return engine.interval_test(spec.table, spec.time_column, start, end), None
+
+
+def _wait_quietly(pending: Callable[[], Any] | None) -> None:
+    """Wait for work begun beside a write that failed: the write's own error is the one raised."""
+    if pending is not None:
+        try:
+            pending()
+        except Exception:
+            pass
 
 
 def _apply(engine: Engine, spec: WriteSpec, batch: AnyBatch, loaded: str | None, in_place: str | None,

@@ -114,3 +114,14 @@ def test_arrow_batch_merges_the_same_way(tmp_path):
     assert any("ON CONFLICT" in sql for sql in observed)
     assert (result.rows_inserted, result.rows_updated) == (1, 1)
     assert conn.execute("SELECT k, ts, v FROM events ORDER BY k").fetchall() == EXPECTED
+
+
+def test_the_interval_bounds_are_written_into_the_upsert_once_not_bound_per_row(tmp_path):
+    """Each row binds only its own values: the interval's text bounds are literals of the SQL."""
+    conn = _table(tmp_path, "unique index")
+    _merge(conn, FIRST)
+    observed: list[str] = []
+    _merge(conn, SECOND, observed)
+    upsert = next(sql for sql in observed if "ON CONFLICT" in sql)
+    assert upsert.count("?") == 3 and "'2026-01-01 00:00:00.000000+00:00'" in upsert
+

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import threading
 import uuid
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 from dagguard.idempotent.arrow.batch import ArrowBatch
 from dagguard.idempotent.batch import AnyBatch, Batch
+from dagguard.idempotent.beside import beside
 from dagguard.idempotent.engines.base import Engine
 from dagguard.idempotent.errors import IdempotentWriteError
 from dagguard.idempotent.identifiers import TableName, quote_identifier
@@ -178,26 +178,15 @@ class DuckDBEngine(Engine):
         view = f"dagguard_arrow_{uuid.uuid4().hex[:12]}"
         cursor.register(view, batch.table)
         sql = _fingerprint_sql(_typed(view, batch.columns, target_columns), columns, "1 = 1")
-        outcome: list[Any] = []
 
-        def compute() -> None:
+        def compute() -> tuple[int, ...]:
             try:
-                outcome.append(cursor.execute(sql).fetchone())
-            except BaseException as exc:  # handed to the waiter, which raises it
-                outcome.append(exc)
-
-        thread = threading.Thread(target=compute, name="dagguard-fingerprint", daemon=True)
-        thread.start()
-
-        def wait() -> tuple[int, ...] | None:
-            thread.join()
-            cursor.close()  # (its registration goes with it)
-            if isinstance(outcome[0], BaseException):
-                raise outcome[0]
-            count, first, second = outcome[0]
+                count, first, second = cursor.execute(sql).fetchone()
+            finally:
+                cursor.close()  # (its registration goes with it)
             return int(count), int(first), int(second)
 
-        return wait
+        return beside(compute, "dagguard-fingerprint")
 
     def has_unique_constraint(self, table: TableName) -> bool:
         # A key deleted and inserted again in one transaction can trip DuckDB's ART index.

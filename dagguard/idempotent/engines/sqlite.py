@@ -185,8 +185,8 @@ class SqliteEngine(Engine):
 
     def upsert(self, table: TableName, batch: AnyBatch, key: tuple[str, ...], time_column: str,
                in_interval: IntervalTest) -> tuple[int, str]:
-        sql, params = upsert_sql(table, batch.columns, key, time_column, in_interval)
-        return run_upsert(self.connection, sql, self._bound_rows(batch), tuple(self.adapt(p) for p in params)), sql
+        sql, params = upsert_sql(table, batch.columns, key, time_column, in_interval, self.adapt)
+        return run_upsert(self.connection, sql, self._bound_rows(batch), params), sql
 
     def _bound_rows(self, batch: AnyBatch) -> Iterator[tuple[Any, ...]]:
         """The batch's rows as tuples of what sqlite3 binds."""
