@@ -285,6 +285,8 @@ def _write_in_transaction(engine: Engine, spec: WriteSpec, batch: AnyBatch, inte
         if in_place:
             engine.drop_staging(in_place)  # an Arrow registration, not SQL: safe after a failure
         raise
+    finally:
+        engine.forget_prepared()  # (converted rows no load took: a failed or skipped write)
 
 
 def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Interval | None,
@@ -292,12 +294,13 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
                 target_columns: dict[str, str], bounds: tuple[Any, Any, Any],
                 in_place: str | None, partition_key: str | None = None) -> WriteResult:
     """The strategy's statements, after the batch has been checked against the target."""
-    early = None
+    early = last = None
     if checksum is None and not in_place and isinstance(batch, ArrowBatch) and len(batch):
-        # The batch's checksum (numpy) is computed while the engine decides how to find the
-        # interval's rows: SQLite surveys the stored times (2M rows: 0.5 CPU s), sqlite3
-        # letting go of the GIL meanwhile.
-        early = beside(functools.partial(write_checksum, batch), "dagguard-checksum")
+        # The batch's checksum (numpy), and where the batch is not a rerun the values the engine
+        # binds, are computed while the engine decides how to find the interval's rows: SQLite
+        # surveys the stored times (2M rows: 0.5 CPU s), letting go of the GIL meanwhile.
+        last = _last_checksum(engine, spec, interval, partition_key)
+        early = beside(functools.partial(_checksum_and_bound, engine, batch, last), "dagguard-checksum")
     try:
         in_interval, in_partition = _tests(engine, spec, target_columns, bounds, partition_key)
     except BaseException:
@@ -329,7 +332,8 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
     # Only for Arrow batches, the columnar path: a rerun with Python rows keeps rewriting the
     # interval and reporting the rows it deleted and inserted, as it always has.
     if (not in_place and isinstance(batch, ArrowBatch) and len(batch) and engine.can_fingerprint
-            and recorded_as(_last_checksum(engine, spec, interval, partition_key), checksum, batch)):
+            and recorded_as(last if early is not None else _last_checksum(engine, spec, interval, partition_key),
+                            checksum, batch)):
         # A rerun of the ledger's last write of this interval: compare fingerprints of the
         # batch and of the interval, which costs less than rewriting the rows when they match
         # (an interval edited since then will not match, and is rewritten). The batch's comes
@@ -348,6 +352,15 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
     counts = _apply(engine, spec, batch, loaded, in_place, target_columns, bounds,
                     (in_interval, in_partition, scope), observer)
     return _finish(engine, spec, batch, interval, checksum, run, counts, partition_key)
+
+
+def _checksum_and_bound(engine: Engine, batch: AnyBatch, last: str | None) -> str:
+    """The batch's checksum; unless it is `last`, the ledger's last of the interval (a rerun,
+    most likely unchanged), the batch is also converted to what the engine binds."""
+    checksum = write_checksum(batch)
+    if not recorded_as(last, checksum, batch):
+        engine.prepare_bound(batch)
+    return checksum
 
 
 def _tests(engine: Engine, spec: WriteSpec, target_columns: dict[str, str], bounds: tuple[Any, Any, Any],

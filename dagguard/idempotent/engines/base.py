@@ -166,6 +166,14 @@ class Engine(ABC):
         `where`, computed by the engine; None where it has no cheap way (the default)."""
         return None
 
+    def prepare_bound(self, batch: AnyBatch) -> None:
+        """Convert the batch now into what the engine binds, for its next load or upsert (called
+        on a thread while the engine surveys the interval); nothing where the engine binds the
+        batch as it is (the default)."""
+
+    def forget_prepared(self) -> None:
+        """Drop what prepare_bound() kept and no load used (a write that failed or skipped)."""
+
     def fingerprint_beside(self, batch: AnyBatch, columns: tuple[str, ...],
                            target_columns: dict[str, str]) -> Callable[[], tuple[int, ...] | None] | None:
         """Start computing the batch's fingerprint() (over the batch typed as stage_in_place()
