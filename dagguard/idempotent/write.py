@@ -12,6 +12,7 @@ from typing import Any, Callable, Sequence
 from dagguard.idempotent import strategies
 from dagguard.idempotent.arrow.batch import ArrowBatch
 from dagguard.idempotent.batch import AnyBatch, replace_column
+from dagguard.idempotent.beside import beside
 from dagguard.idempotent.checksum import recorded_as, write_checksum
 from dagguard.idempotent.connections import open_engine
 from dagguard.idempotent.engines import Engine
@@ -284,6 +285,8 @@ def _write_in_transaction(engine: Engine, spec: WriteSpec, batch: AnyBatch, inte
         if in_place:
             engine.drop_staging(in_place)  # an Arrow registration, not SQL: safe after a failure
         raise
+    finally:
+        engine.forget_prepared()  # (converted rows no load took: a failed or skipped write)
 
 
 def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Interval | None,
@@ -291,30 +294,46 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
                 target_columns: dict[str, str], bounds: tuple[Any, Any, Any],
                 in_place: str | None, partition_key: str | None = None) -> WriteResult:
     """The strategy's statements, after the batch has been checked against the target."""
-    start, end, partition_value = bounds
-    in_interval = in_partition = None
-    if (spec.strategy == "overwrite_partition" and partition_key is not None
-            and not _dated(target_columns[spec.partition_column])):
-        # A key kept as text: the partition is exactly the rows holding that text.
-        in_partition = functools.partial(strategies.equal_to, value=partition_value)
-    elif spec.strategy == "overwrite_partition":
-        in_partition = engine.partition_test(spec.table, spec.partition_column, partition_value,
-                                             target_columns[spec.partition_column])
-    else:
-        in_interval = engine.interval_test(spec.table, spec.time_column, start, end)
+    early = last = None
+    if checksum is None and not in_place and isinstance(batch, ArrowBatch) and len(batch):
+        # The batch's checksum (numpy), and where the batch is not a rerun the values the engine
+        # binds, are computed while the engine decides how to find the interval's rows: SQLite
+        # surveys the stored times (2M rows: 0.5 CPU s), letting go of the GIL meanwhile.
+        last = _last_checksum(engine, spec, interval, partition_key)
+        early = beside(functools.partial(_checksum_and_bound, engine, batch, last), "dagguard-checksum")
+    try:
+        in_interval, in_partition = _tests(engine, spec, target_columns, bounds, partition_key)
+    except BaseException:
+        _wait_quietly(early)
+        raise
     scope = _scope(spec, in_partition if in_partition is not None else in_interval)
     unchanged = False
     if in_place:
-        unchanged, fingerprint = _compare_fingerprints(
-            engine, spec, batch, in_place, target_columns, scope,
-            rerun=lambda digest: _last_checksum(engine, spec, interval, partition_key) == digest)
+        last = _last_checksum(engine, spec, interval, partition_key)
+        pending = (engine.fingerprint_beside(batch, tuple(sorted(batch.columns)), target_columns)
+                   if checksum is None and not _may_repeat(last, batch) else None)
+        if pending is not None:
+            # Not a rerun of the interval's last write (there is none, or it had another row
+            # count): the fingerprint only goes into the ledger row, so it is computed while
+            # the rows are written.
+            try:
+                counts = _apply(engine, spec, batch, None, in_place, target_columns, bounds,
+                                (in_interval, in_partition, scope), observer)
+            except BaseException:
+                _wait_quietly(pending)
+                raise
+            return _finish(engine, spec, batch, interval, _checksum_of(engine, pending()), run, counts,
+                           partition_key)
+        unchanged, fingerprint = _compare_fingerprints(engine, spec, batch, in_place, target_columns, scope,
+                                                       rerun=lambda digest: last == digest)
         checksum = checksum or fingerprint
-    checksum = checksum or write_checksum(batch)
+    checksum = checksum or (early() if early is not None else write_checksum(batch))
     loaded = None
     # Only for Arrow batches, the columnar path: a rerun with Python rows keeps rewriting the
     # interval and reporting the rows it deleted and inserted, as it always has.
     if (not in_place and isinstance(batch, ArrowBatch) and len(batch) and engine.can_fingerprint
-            and recorded_as(_last_checksum(engine, spec, interval, partition_key), checksum, batch)):
+            and recorded_as(last if early is not None else _last_checksum(engine, spec, interval, partition_key),
+                            checksum, batch)):
         # A rerun of the ledger's last write of this interval: compare fingerprints of the
         # batch and of the interval, which costs less than rewriting the rows when they match
         # (an interval edited since then will not match, and is rewritten). The batch's comes
@@ -330,6 +349,52 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
             engine.drop_staging(in_place or loaded)
         return _finish(engine, spec, batch, interval, checksum, run, {"deleted": 0, "inserted": 0, "updated": 0},
                        partition_key)
+    counts = _apply(engine, spec, batch, loaded, in_place, target_columns, bounds,
+                    (in_interval, in_partition, scope), observer)
+    return _finish(engine, spec, batch, interval, checksum, run, counts, partition_key)
+
+
+def _checksum_and_bound(engine: Engine, batch: AnyBatch, last: str | None) -> str:
+    """The batch's checksum; unless it is `last`, the ledger's last of the interval (a rerun,
+    most likely unchanged), the batch is also converted to what the engine binds."""
+    checksum = write_checksum(batch)
+    if not recorded_as(last, checksum, batch):
+        engine.prepare_bound(batch)
+    return checksum
+
+
+def _tests(engine: Engine, spec: WriteSpec, target_columns: dict[str, str], bounds: tuple[Any, Any, Any],
+           partition_key: str | None) -> tuple[strategies.IntervalTest | None, strategies.IntervalTest | None]:
+    """(the interval's test, the partition's test): the one the strategy scopes its write with,
+    the other None."""
+    start, end, partition_value = bounds
+    if (spec.strategy == "overwrite_partition" and partition_key is not None
+            and not _dated(target_columns[spec.partition_column])):
+        # A key kept as text: the partition is exactly the rows holding that text.
+        return None, functools.partial(strategies.equal_to, value=partition_value)
+    if spec.strategy == "overwrite_partition":
+        return None, engine.partition_test(spec.table, spec.partition_column, partition_value,
+                                           target_columns[spec.partition_column])
+    return engine.interval_test(spec.table, spec.time_column, start, end), None
+
+
+def _wait_quietly(pending: Callable[[], Any] | None) -> None:
+    """Wait for work begun beside a write that failed: the write's own error is the one raised."""
+    if pending is not None:
+        try:
+            pending()
+        except Exception:
+            pass
+
+
+def _apply(engine: Engine, spec: WriteSpec, batch: AnyBatch, loaded: str | None, in_place: str | None,
+           target_columns: dict[str, str], bounds: tuple[Any, Any, Any],
+           tests: tuple[strategies.IntervalTest | None, strategies.IntervalTest | None, tuple[str, tuple[Any, ...]]],
+           observer: StatementObserver | None) -> dict[str, int]:
+    """The strategy's statements for a batch that changes the target (`loaded` into a staging
+    table, or read `in_place`, or neither), and the rows they deleted, inserted and updated."""
+    start, end, partition_value = bounds
+    in_interval, in_partition, scope = tests
     staging = None
     in_scope = None
     if spec.strategy == "merge" and len(batch) and not loaded:
@@ -340,7 +405,7 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
     if spec.strategy == "merge" and len(batch) and not (direct or loaded or in_place or spec.delete_missing):
         upserted = _upsert(engine, spec, batch, in_interval, scope, observer)
         if upserted is not None:
-            return _finish(engine, spec, batch, interval, checksum, run, upserted, partition_key)
+            return upserted
     if len(batch) and direct:
         staging = spec.table.quoted  # rows go straight into the target, after any DELETE
     elif in_place:
@@ -406,7 +471,7 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
         engine.drop_staging(staging)
     elif in_place:
         engine.drop_staging(in_place)
-    return _finish(engine, spec, batch, interval, checksum, run, counts, partition_key)
+    return counts
 
 
 def _upsert(engine: Engine, spec: WriteSpec, batch: AnyBatch, in_interval: strategies.IntervalTest | None,
@@ -488,8 +553,7 @@ def _compare_fingerprints(engine: Engine, spec: WriteSpec, batch: AnyBatch, sour
         mine = engine.fingerprint(source, columns, "1 = 1", ())
     if mine is None:
         return False, None
-    kind = f"{engine.dialect}{'.'.join(str(v) for v in engine.version[:2])}{engine.fingerprint_form}-"
-    checksum = f"{mine[0]}:{kind}{'.'.join(format(v, 'x') for v in mine[1:])}"
+    checksum = _checksum_of(engine, mine)
     # replace and overwrite_partition give columns the batch lacks their default: skipping is
     # only right when the batch defines every column. A merge leaves such columns alone.
     if spec.strategy != "merge" and set(columns) != set(target_columns):
@@ -498,6 +562,18 @@ def _compare_fingerprints(engine: Engine, spec: WriteSpec, batch: AnyBatch, sour
         return False, checksum
     theirs = engine.fingerprint(spec.table.quoted, columns, *scope)
     return theirs == mine, checksum
+
+
+def _may_repeat(last: str | None, batch: AnyBatch) -> bool:
+    """Could the batch be the one the ledger's `last` checksum of the interval records? Not
+    when there is none, or it counted other rows (every checksum starts with its row count)."""
+    return last is not None and last.partition(":")[0] == str(len(batch))
+
+
+def _checksum_of(engine: Engine, fingerprint: tuple[int, ...]) -> str:
+    """The checksum the ledger records for an engine's fingerprint (count, sums)."""
+    kind = f"{engine.dialect}{'.'.join(str(v) for v in engine.version[:2])}{engine.fingerprint_form}-"
+    return f"{fingerprint[0]}:{kind}{'.'.join(format(v, 'x') for v in fingerprint[1:])}"
 
 
 def _last_checksum(engine: Engine, spec: WriteSpec, interval: Interval | None,

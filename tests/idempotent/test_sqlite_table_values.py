@@ -179,3 +179,21 @@ def test_merge_keeps_new_rows_when_the_table_has_a_column_named_like_the_row_id(
     assert conn.execute(f'SELECT k, "{name}", v FROM events ORDER BY k').fetchall() == [
         (1, 5, "changed"), (2, None, "b"), (3, 5, "new"), (4, None, "new")]
     assert (result.rows_inserted, result.rows_updated, result.rows_deleted) == (2, 1, 0)
+
+
+def test_a_survey_that_refuses_the_write_leaves_no_checksum_running():
+    """The batch's checksum is computed on a thread while SQLite surveys the stored times: a
+    survey that refuses the write waits for it, so nothing outlives the failed write."""
+    import threading
+
+    pa = pytest.importorskip("pyarrow")
+    conn = connect("TIMESTAMP")
+    store(conn, ["2026-01-04 01:00:00"])
+    conn.execute("INSERT INTO events VALUES (7, '2026-01-04 25:00', 'old')")
+    conn.commit()
+    batch = pa.table({"k": pa.array(range(50_000)), "ts": pa.array([at(4, 6)] * 50_000, pa.timestamp("us", tz="UTC")),
+                      "v": pa.array(["new"] * 50_000)})
+    with pytest.raises(IntervalViolationError, match="cannot be read as a time"):
+        write_interval(conn, "events", batch, DAY4, time_column="ts")
+    assert [t for t in threading.enumerate() if t.name == "dagguard-checksum"] == []
+    assert conn.execute("SELECT count(*) FROM events").fetchone() == (2,)

@@ -114,3 +114,39 @@ def test_arrow_batch_merges_the_same_way(tmp_path):
     assert any("ON CONFLICT" in sql for sql in observed)
     assert (result.rows_inserted, result.rows_updated) == (1, 1)
     assert conn.execute("SELECT k, ts, v FROM events ORDER BY k").fetchall() == EXPECTED
+
+
+def test_the_interval_bounds_are_written_into_the_upsert_once_not_bound_per_row(tmp_path):
+    """Each row binds only its own values: the interval's text bounds are literals of the SQL."""
+    conn = _table(tmp_path, "unique index")
+    _merge(conn, FIRST)
+    observed: list[str] = []
+    _merge(conn, SECOND, observed)
+    upsert = next(sql for sql in observed if "ON CONFLICT" in sql)
+    assert upsert.count("?") == 3 and "'2026-01-01 00:00:00.000000+00:00'" in upsert
+
+
+
+def test_rows_converted_beside_a_refused_merge_are_dropped_and_never_bound_later(tmp_path):
+    """An Arrow batch's values are converted on a thread while SQLite surveys the interval; a
+    merge the survey refuses keeps none of them, and the next write binds its own rows."""
+    pa = pytest.importorskip("pyarrow")
+    conn = _table(tmp_path, "unique index")
+    engine = engine_for(conn)
+    spec = WriteSpec.build("events", "merge", "ts", ["k"], False, "ds")
+
+    def merge(rows):
+        return write_batch(engine, spec, prepare_batch(spec, pa.Table.from_pylist(rows), None, DAY1), DAY1,
+                           None, RunInfo(), None)
+
+    merge(FIRST)
+    conn.execute("INSERT INTO events VALUES (7, '2026-01-01 25:00', 'unreadable')")
+    conn.commit()
+    with pytest.raises(IntervalViolationError, match="cannot be read as a time"):
+        merge(SECOND)
+    assert engine._prepared is None
+    conn.execute("DELETE FROM events WHERE k = 7")
+    conn.commit()
+    result = merge(SECOND)
+    assert (result.rows_inserted, result.rows_updated) == (1, 1)
+    assert conn.execute("SELECT k, ts, v FROM events ORDER BY k").fetchall() == EXPECTED
