@@ -232,3 +232,18 @@ def test_the_staging_transaction_builds_its_metadata_once_per_staged_change_and_
     finally:
         catalog.close()
     assert lake.rows() == [_row(2, "B"), _row(3, "c")]
+
+
+def test_the_staging_transaction_keeps_nothing_when_its_updates_are_not_a_tuple(lake):
+    """Kept metadata is told stale by the identity of the staged updates, which only a tuple
+    (replaced on every change) makes safe: a pyiceberg keeping them in a list gets its own
+    metadata built on every read."""
+    write_interval(lake.url, "events", _batch((1, "a")), DAY1, time_column="ts")
+    catalog = lake.connect()
+    try:
+        transaction = iceberg_commit.transaction(catalog.load_table(("default", "events")))
+        transaction._updates = list(transaction._updates)
+        assert transaction.table_metadata is not transaction.table_metadata
+        assert transaction._kept is None
+    finally:
+        catalog.close()

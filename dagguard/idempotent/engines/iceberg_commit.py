@@ -59,7 +59,9 @@ def _staging_transaction() -> Any:
         @property
         def table_metadata(self) -> Any:
             kept, base, updates = self._kept, getattr(self, "_table", None), getattr(self, "_updates", None)
-            if base is None or updates is None:  # (not the attributes this was written for)
+            # Only an immutable tuple of updates tells a change by its identity: another
+            # pyiceberg's list, changed in place, would keep stale metadata.
+            if base is None or not isinstance(updates, tuple):
                 return staged.fget(self)
             if kept is not None and kept[0] is base.metadata and kept[1] is updates:
                 return kept[2]
