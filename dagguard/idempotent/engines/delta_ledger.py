@@ -142,6 +142,7 @@ def row_link(written_at: datetime, run_id: str | None, try_number: int | None) -
     return {"written_at": written_at.astimezone(timezone.utc).isoformat(timespec="microseconds"),
             "run_id": run_id, "try_number": try_number}
 
+
 def read_ledger(engine: Any, table: str | None) -> LedgerReport:
     """The ledger of `table` (of the lake's tables, or of the DeltaTable given, when None)."""
     from dagguard.idempotent.engines.delta_lake import DeltaLake
