@@ -62,9 +62,10 @@ PHASES = {
 # Delta Lake's: the batch's numpy fingerprint, its ledger table, the log read that tells a rerun
 # (or the interval's rows read back and compared), the count of the rows a write replaces.
 PHASES["checksum"] += [("arrow/fingerprint.py", "fingerprint")]
-PHASES["ledger"] += [("engines/delta_ledger.py", "open_ledger"), ("engines/delta_ledger.py", "last_checksum"),
+PHASES["ledger"] += [("engines/delta_ledger.py", "open_ledger"),
                      ("engines/delta_ledger.py", "record_write")]
-PHASES["rerun check"] = [("engines/delta_write.py", "untouched_since"), ("engines/delta_write.py", "_interval_holds")]
+PHASES["ledger"] += [("engines/delta_ledger.py", "last_write")]
+PHASES["rerun check"] = [("engines/delta_notes.py", "newest_note"), ("engines/delta_write.py", "_interval_holds")]
 PHASES["count"] = [("engines/delta_query.py", "count_rows"), ("engines/delta_write.py", "stored_rows")]
 
 

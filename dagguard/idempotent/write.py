@@ -164,7 +164,9 @@ def _write_table_version(engine: Any, spec: WriteSpec, batch: AnyBatch, interval
         if spec.partition_column:
             partition_value = _partition_value(engine, target_columns[spec.partition_column],
                                                interval.partition_key)
-            if len(checked) and partition_value is not interval.partition_key:
+            # The checks filled the column with the partition's date: refilled only where the
+            # column stores it otherwise (text, a timestamp), not a second time with the same date.
+            if len(checked) and partition_value != interval.partition_key:
                 checked = _constant(checked, spec.partition_column, partition_value)
         return checked, (start, end, partition_value)
 

@@ -35,7 +35,7 @@ def _ledger_uri(lake: Path) -> str:
 
 def test_a_row_appended_by_another_writer_since_the_ledger_was_read_is_kept_beside_ours(lake, monkeypatch):
     write_interval(f"delta://{lake}", "events", events((1, at(2, 1), "b")), DAY2, time_column="ts")
-    real = delta_ledger.last_checksum
+    real = delta_ledger.last_write
 
     def and_meanwhile(engine, table, interval, ledger=None):
         found = real(engine, table, interval, ledger)
@@ -43,7 +43,7 @@ def test_a_row_appended_by_another_writer_since_the_ledger_was_read_is_kept_besi
         delta_ledger.record_write(engine, RunInfo(dag_id="other"), table, DAY2, "replace", (1, 0, 0, 0), "x")
         return found
 
-    monkeypatch.setattr(delta_ledger, "last_checksum", and_meanwhile)
+    monkeypatch.setattr(delta_ledger, "last_write", and_meanwhile)
     ours = write_interval(f"delta://{lake}", "events", events((1, at(1, 1), "a")), DAY1, time_column="ts",
                           run=RunInfo(dag_id="ours"))
     entries = read_ledger(f"delta://{lake}").entries

@@ -11,6 +11,7 @@ killed between the two commits has no ledger row, and its rerun is then rewritte
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
@@ -27,6 +28,15 @@ _APPEND_ATTEMPTS = 10
 # A new ledger is checkpointed every 10 appends (Delta's default is 100): opening it replays the
 # commits since the last checkpoint, one small JSON file per write.
 _CONFIGURATION = {"delta.checkpointInterval": "10"}
+
+
+@dataclass(frozen=True)
+class LastWrite:
+    """The latest ledger entry of an interval: its checksum, and the entry's identity as a
+    commit's note names it (row_link)."""
+
+    checksum: str
+    link: dict[str, Any]
 
 
 def _schema() -> Any:
@@ -60,16 +70,18 @@ def open_ledger(engine: Any, table: TableName) -> Any:
 
 
 def record_write(engine: Any, run: Any, table: TableName, interval: Any, strategy: str,
-                 counts: tuple[int, int, int, int], checksum: str, ledger: Any = None) -> None:
+                 counts: tuple[int, int, int, int], checksum: str, ledger: Any = None,
+                 written_at: datetime | None = None) -> None:
     """Append one ledger row, after the write's commit: to the `ledger` handle the write opened,
-    or, before its first row, to a new ledger table."""
+    or, before its first row, to a new ledger table. `written_at` is the one the commit's note
+    named, else now."""
     import pyarrow as pa
     from deltalake import write_deltalake
     from deltalake.exceptions import CommitFailedError
 
     row_count, inserted, updated, deleted = counts
     values = (run.dag_id, run.task_id, run.run_id, run.try_number, str(table), interval.start, interval.end,
-              strategy, row_count, inserted, updated, deleted, checksum, datetime.now(timezone.utc),
+              strategy, row_count, inserted, updated, deleted, checksum, written_at or datetime.now(timezone.utc),
               getattr(run, "partition_key", None))
     row = pa.Table.from_pylist([dict(zip((*LEDGER_COLUMNS, PARTITION_KEY), values))], schema=_schema())
     for attempt in range(_APPEND_ATTEMPTS):
@@ -96,10 +108,16 @@ def record_write(engine: Any, run: Any, table: TableName, interval: Any, strateg
 
 
 def last_checksum(engine: Any, table: TableName, interval: Any, ledger: Any = None) -> str | None:
-    """The checksum of the latest recorded write of this interval of `table`, if any, from the
-    `ledger` handle given or the ledger opened now. Read through DataFusion, which prunes the
-    ledger's one-row files on their statistics: the cost no longer grows with the number of
-    writes recorded (see delta_query.py)."""
+    """The checksum of the latest recorded write of this interval of `table`, if any."""
+    last = last_write(engine, table, interval, ledger)
+    return last.checksum if last is not None else None
+
+
+def last_write(engine: Any, table: TableName, interval: Any, ledger: Any = None) -> LastWrite | None:
+    """The latest recorded write of this interval of `table`, if any, from the `ledger` handle
+    given or the ledger opened now. Read through DataFusion, which prunes the ledger's one-row
+    files on their statistics: the cost no longer grows with the number of writes recorded (see
+    delta_query.py)."""
     import pyarrow.compute as pc
 
     from dagguard.idempotent.engines.delta_query import select_rows, text_literal, timestamp_literal
@@ -107,14 +125,22 @@ def last_checksum(engine: Any, table: TableName, interval: Any, ledger: Any = No
     ledger = ledger if ledger is not None else open_ledger(engine, table)
     if ledger is None:
         return None
-    rows = select_rows(ledger, ["checksum", "written_at"],
+    rows = select_rows(ledger, ["checksum", "written_at", "run_id", "try_number"],
                        f'"table_name" = {text_literal(str(table))} '
                        f'AND "interval_start" = {timestamp_literal(interval.start)} '
                        f'AND "interval_end" = {timestamp_literal(interval.end)}')
     if not rows.num_rows:
         return None
-    latest = pc.index(rows.column("written_at"), pc.max(rows.column("written_at")))
-    return rows.column("checksum")[latest.as_py()].as_py()
+    latest = rows.slice(pc.index(rows.column("written_at"), pc.max(rows.column("written_at"))).as_py(), 1)
+    entry = latest.to_pylist()[0]
+    return LastWrite(entry["checksum"], row_link(entry["written_at"], entry["run_id"], entry["try_number"]))
+
+
+def row_link(written_at: datetime, run_id: str | None, try_number: int | None) -> dict[str, Any]:
+    """How a commit's note names the ledger row appended after the commit: its written_at (to
+    the microsecond the ledger keeps), run_id and try_number."""
+    return {"written_at": written_at.astimezone(timezone.utc).isoformat(timespec="microseconds"),
+            "run_id": run_id, "try_number": try_number}
 
 
 def read_ledger(engine: Any, table: str | None) -> LedgerReport:

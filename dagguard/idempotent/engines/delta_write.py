@@ -12,22 +12,21 @@ rebasing it, and DeltaEngine.write redoes the attempt.
 
 from __future__ import annotations
 
-import json
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta, timezone
 from typing import Any, Callable
 
 from dagguard.idempotent.arrow.batch import ArrowBatch
 from dagguard.idempotent.batch import AnyBatch
 from dagguard.idempotent.arrow.fingerprint import fingerprint, fingerprint_checksum
+from dagguard.idempotent.arrow.probe import probe
 from dagguard.idempotent.checksum import batch_checksum
 from dagguard.idempotent.engines.delta_merge import merge_in_arrow
+from dagguard.idempotent.engines.delta_notes import commit_properties, may_repeat, newest_note, note, repeats
 from dagguard.idempotent.engines.delta_query import count_rows, quoted as _q, select_rows, timestamp_literal
-from dagguard.idempotent.errors import IntervalViolationError
+from dagguard.idempotent.errors import IntervalViolationError, LedgerError
 
-# The commit metadata key holding a write's note; how far back the log is searched for it.
-NOTE_KEY = "dagguard"
-_HISTORY = 100
 # What write.py's shared checks return for a version's columns: the batch as the table stores
 # it (naive UTC for timestamp_ntz, the partition value typed like its column) and the
 # (start, end, partition value) bounds, in the same types.
@@ -45,38 +44,84 @@ class Scope:
 def write_once(engine: Any, delta_table: Any, spec: Any, interval: Any, run: Any,
                prepare: Prepare) -> tuple[dict[str, int], str]:
     """Check the batch against this version of the table and commit the write: (counts,
-    checksum). CommitFailedError when another commit landed since this version."""
+    checksum). CommitFailedError when another commit landed since this version.
+
+    The batch's fingerprint (the checksum) is needed before the commit only when the write may
+    be a rerun of the interval's last recorded write (delta_notes.may_repeat); otherwise a
+    thread computes it while delta-rs writes, the commit's note names the ledger row instead,
+    and the row is appended with the checksum after the commit."""
     import pyarrow as pa
 
-    from dagguard.idempotent.engines.delta_ledger import last_checksum, open_ledger, record_write
+    from dagguard.idempotent.engines.delta_ledger import last_write, open_ledger, record_write
 
     schema = pa.schema(delta_table.schema().to_arrow())
     batch, bounds = prepare({f.name: str(f.type) for f in schema})
     data = table_rows(batch, schema, str(spec.table))
     scope = _scope(spec, schema, bounds)
     written = data.select(list(batch.columns)) if batch.columns else data
+    ledger = open_ledger(engine, spec.table)
+    last = last_write(engine, spec.table, interval, ledger) if ledger is not None else None
+    arrow = isinstance(batch, ArrowBatch) and len(written) > 0
+    probed = probe(written) if arrow else None
+    newest = newest_note(delta_table, note(spec, interval, None, probed)) if last is not None else None
+    if arrow and not may_repeat(newest, last, probed, len(written)):
+        return _write_fingerprinting(engine, delta_table, spec, interval, run, batch, written, data, scope,
+                                     probed, ledger)
     # The checksum of an Arrow batch is the fingerprint of its rows as the table stores them,
     # which the interval's rows are compared with on a rerun of the last write; Python rows
     # keep the row checksum the SQL engines give them.
-    mine = fingerprint(written) if isinstance(batch, ArrowBatch) and len(written) else None
+    mine = fingerprint(written) if arrow else None
     checksum = _as_checksum(mine, engine) if mine is not None else batch_checksum(batch)
-    zero = {"inserted": 0, "updated": 0, "deleted": 0}
-    note = _note(spec, interval, checksum)
-    ledger = open_ledger(engine, spec.table)
-    if (len(written) and ledger is not None and last_checksum(engine, spec.table, interval, ledger) == checksum
+    ours = note(spec, interval, checksum, probed)
+    if (len(written) and last is not None and last.checksum == checksum
             and (spec.strategy == "merge" or set(batch.columns) == set(schema.names))
-            and (untouched_since(delta_table, note) or _interval_holds(delta_table, scope, written, mine))):
+            and (repeats(newest, ours, last) or _interval_holds(delta_table, scope, written, mine))):
         # The interval already holds exactly these rows: no new table version.
         record_write(engine, run, spec.table, interval, spec.strategy, (len(batch), 0, 0, 0), checksum, ledger)
-        return zero, checksum
-    commit = _commit_properties(note)
-    if spec.strategy == "merge":
-        counts = _merge(delta_table, spec, written, data, scope, commit)
-    else:
-        counts = _overwrite(delta_table, data, scope, commit)
+        return {"inserted": 0, "updated": 0, "deleted": 0}, checksum
+    counts = _commit(delta_table, spec, written, data, scope, commit_properties(ours))
     record_write(engine, run, spec.table, interval, spec.strategy,
                  (len(batch), counts["inserted"], counts["updated"], counts["deleted"]), checksum, ledger)
     return counts, checksum
+
+
+def _write_fingerprinting(engine: Any, delta_table: Any, spec: Any, interval: Any, run: Any, batch: AnyBatch,
+                          written: Any, data: Any, scope: Scope, probed: str | None,
+                          ledger: Any) -> tuple[dict[str, int], str]:
+    """Commit a write that cannot repeat the interval's last one while a thread computes its
+    checksum (delta-rs and numpy release the GIL): the note names the ledger row appended after
+    the commit, which carries the checksum. A crash between the two leaves a note naming no row,
+    which no rerun takes for its own (delta_notes)."""
+    from dagguard.idempotent.engines.delta_ledger import record_write, row_link
+
+    written_at = datetime.now(timezone.utc)
+    ours = note(spec, interval, None, probed, row_link(written_at, run.run_id, run.try_number))
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        checksummed = pool.submit(_checksum, engine, batch, written)
+        counts = _commit(delta_table, spec, written, data, scope, commit_properties(ours))
+        try:
+            checksum = checksummed.result()
+        except Exception as exc:
+            raise LedgerError(f"the write of {spec.table} for {interval} was committed, but the checksum of its "
+                              f"ledger row could not be computed: {type(exc).__name__}: {exc}") from exc
+    record_write(engine, run, spec.table, interval, spec.strategy,
+                 (len(batch), counts["inserted"], counts["updated"], counts["deleted"]), checksum, ledger,
+                 written_at=written_at)
+    return counts, checksum
+
+
+def _commit(delta_table: Any, spec: Any, written: Any, data: Any, scope: Scope, commit: Any) -> dict[str, int]:
+    """The strategy's one commit (or none, for a merge that changes nothing)."""
+    if spec.strategy == "merge":
+        return _merge(delta_table, spec, written, data, scope, commit)
+    return _overwrite(delta_table, data, scope, commit)
+
+
+def _checksum(engine: Any, batch: AnyBatch, written: Any) -> str:
+    """The batch's checksum: the fingerprint of its rows as the table stores them, or (where
+    numpy or a column's type has none) the row checksum."""
+    mine = fingerprint(written)
+    return _as_checksum(mine, engine) if mine is not None else batch_checksum(batch)
 
 
 def _overwrite(delta_table: Any, data: Any, scope: Scope, commit: Any) -> dict[str, int]:
@@ -255,61 +300,3 @@ def _interval_holds(delta_table: Any, scope: Scope, written: Any, mine: tuple[in
         return False
     current = select_rows(delta_table, written.column_names, scope.text(""), written.schema)
     return current.num_rows == mine[0] and fingerprint(current) == mine
-
-
-def _note(spec: Any, interval: Any, checksum: str) -> dict[str, Any]:
-    """What a write's commit records of it (its `dagguard` metadata): enough to tell that a
-    later rerun would write the same, and which rows it owned."""
-    return {"table": str(spec.table), "interval_start": interval.start.isoformat(),
-            "interval_end": interval.end.isoformat(), "strategy": spec.strategy, "checksum": checksum,
-            "unique_key": list(spec.unique_key), "delete_missing": spec.delete_missing,
-            "partition_column": spec.partition_column, "time_column": spec.time_column}
-
-
-def _commit_properties(note: dict[str, Any]) -> Any:
-    """Commit on top of the version read or not at all; the commit names the write."""
-    from deltalake import CommitProperties
-
-    return CommitProperties(max_commit_retries=0, custom_metadata={NOTE_KEY: json.dumps(note)})
-
-
-def untouched_since(delta_table: Any, note: dict[str, Any]) -> bool:
-    """Is the latest commit touching this write's rows the same write (same batch, strategy and
-    options)? Then writing it again would change nothing, and the rows need not be read: replace,
-    overwrite_partition and merge give the same table when repeated. Read from the table's log,
-    newest commit first, over dagguard's own commits of other intervals; any other commit (an
-    UPDATE, OPTIMIZE, a writer outside dagguard), or none found among the last _HISTORY, answers
-    False and the rows are compared instead."""
-    for entry in delta_table.history(limit=_HISTORY):
-        try:
-            theirs = json.loads(entry[NOTE_KEY])
-        except (KeyError, TypeError, ValueError):
-            return False
-        if _same_rows(theirs, note):
-            return True
-        if not _disjoint(theirs, note):
-            return False
-    return False
-
-
-def _same_rows(theirs: dict[str, Any], ours: dict[str, Any]) -> bool:
-    """Would our write repeat theirs? The same write does; so does a merge of the batch a
-    replace wrote, the interval then holding exactly its rows."""
-    if theirs == ours:
-        return True
-    same = ("table", "interval_start", "interval_end", "checksum", "time_column")
-    return (theirs["strategy"] == "replace" and ours["strategy"] == "merge"
-            and all(theirs[key] == ours[key] for key in same))
-
-
-def _disjoint(first: dict[str, Any], second: dict[str, Any]) -> bool:
-    """Do two writes own rows that cannot overlap: the same kind of scope, on the same column,
-    over different intervals (or partitions)?"""
-    partitioned = [note["strategy"] == "overwrite_partition" for note in (first, second)]
-    if partitioned[0] != partitioned[1]:
-        return False
-    if partitioned[0]:
-        return (first["partition_column"] == second["partition_column"]
-                and first["interval_start"][:10] != second["interval_start"][:10])
-    return (first["time_column"] == second["time_column"]
-            and (first["interval_end"] <= second["interval_start"] or second["interval_end"] <= first["interval_start"]))

@@ -3,12 +3,12 @@ filter, and a merge computed from the interval's rows (Iceberg has no MERGE to r
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
 from dagguard.idempotent.arrow.batch import ArrowBatch
+from dagguard.idempotent.arrow.probe import probe  # noqa: F401 (the Iceberg engine's, shared with Delta)
 from dagguard.idempotent.batch import AnyBatch
 from dagguard.idempotent.errors import IntervalViolationError
 
@@ -50,26 +50,6 @@ def _column(batch: AnyBatch, field: Any, table: str) -> Any:
         raise IntervalViolationError(
             f"column {field.name!r} of the batch for {table} cannot be stored exactly in its Iceberg "
             f"column (Arrow type {field.type}), nothing was written: {' '.join(str(exc).split())}") from exc
-
-
-def probe(rows: Any) -> str:
-    """A cheap, order-independent summary of `rows` (a pyarrow Table): the row count and, per
-    fixed-width column of 32 or 64 bits, its null count and the wrapping sum of its values'
-    bits (0.2 ms per million values). Two probes that differ prove the rows differ; equal ones
-    prove nothing (text columns are not in it), so a write compares fingerprints then."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    parts = [str(len(rows))]
-    for field in rows.schema:
-        width = getattr(field.type, "bit_width", 0) if pa.types.is_primitive(field.type) else 0
-        if width not in (32, 64):
-            continue
-        column = rows.column(field.name)
-        bits = pa.int64() if width == 64 else pa.int32()
-        total = pc.sum(pa.chunked_array([chunk.view(bits) for chunk in column.chunks], bits)).as_py()
-        parts.append(f"{field.name}:{column.null_count}:{total}")
-    return hashlib.blake2b(";".join(parts).encode(), digest_size=8).hexdigest()
 
 
 def interval_filter(column: str, kind: str, start: datetime, end: datetime) -> Any:
