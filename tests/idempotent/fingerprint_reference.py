@@ -44,16 +44,6 @@ def fingerprint_checksum(found: tuple[int, int, int], kind: str) -> str:
     return f"{found[0]}:{kind}-{found[1]:x}.{found[2]:x}"
 
 
-def row_hashes(table: Any) -> Any:
-    """One 64-bit hash per row of `table` (its lane 1), as a numpy array; None where fingerprint
-    is None. Equal rows of equally typed tables hash equal; a merge compares rows with it."""
-    found = _column_words(table)
-    if found is None:
-        return None
-    table, words, np = found
-    return _row_hashes(words, table.num_rows, _SEEDS[0], np)
-
-
 def _column_words(table: Any) -> tuple[Any, list[tuple[str, Any]], Any] | None:
     """(the table in one chunk, (name, words) per column in name order, numpy), or None."""
     try:

@@ -83,26 +83,6 @@ def fingerprint_checksum(found: tuple[int, int, int], kind: str) -> str:
     return f"{found[0]}:{kind}-{found[1]:x}.{found[2]:x}"
 
 
-def row_hashes(table: Any) -> Any:
-    """One 64-bit hash per row of `table` (its lane 1), as a numpy array; None where fingerprint
-    is None. Equal rows of equally typed tables hash equal; a merge compares rows with it."""
-    hashes = _in_parts(table, _lane_hashes)
-    if hashes is None or any(part is None for part in hashes):
-        return None
-    import numpy as np
-
-    return hashes[0] if len(hashes) == 1 else np.concatenate(hashes)
-
-
-def _lane_hashes(table: Any) -> Any:
-    """Lane 1's hash of each row of `table`, or None."""
-    found = _column_words(table)
-    if found is None:
-        return None
-    rows, words, np = found
-    return _row_hashes(words, _SEEDS[0], np.empty(rows, np.uint64), np.empty(rows, np.uint64), np)
-
-
 def _column_words(table: Any) -> tuple[int, list[tuple[str, Any]], Any] | None:
     """(rows, (name, words) per column in name order, numpy), or None."""
     try:
