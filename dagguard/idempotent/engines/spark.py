@@ -288,12 +288,12 @@ class SparkEngine:
 
         from pyspark.sql import functions as F
 
-        from dagguard.idempotent.engines.spark_write import _literal, quoted_name
+        from dagguard.idempotent.engines.spark_write import sql_literal, quoted_name
 
         # (SQL text, one call into the JVM; built of column functions it took 40.)
         value, kind = quoted_name(column), target[column]
         if spec.strategy == "overwrite_partition" and kind != "timestamp":
-            return F.expr(f"{value} = cast({_literal(spark_partition_value(interval, kind), kind)} as {kind})")
+            return F.expr(f"{value} = cast({sql_literal(spark_partition_value(interval, kind), kind)} as {kind})")
         start = interval.start
         end = interval.end
         if spec.strategy == "overwrite_partition":
@@ -302,7 +302,7 @@ class SparkEngine:
             day = interval.partition_key
             start = datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
             end = start + timedelta(days=1)
-        return F.expr(f"{value} >= {_literal(start, 'timestamp')} AND {value} < {_literal(end, 'timestamp')}")
+        return F.expr(f"{value} >= {sql_literal(start, 'timestamp')} AND {value} < {sql_literal(end, 'timestamp')}")
 
     def _frame_of(self, spec: Any, rows: Any, columns: Any, interval: Interval,
                   target: dict[str, str]) -> tuple[Any, str | None]:

@@ -72,13 +72,13 @@ class SparkBatch:
             return self.typed
         from pyspark.sql import Observation
 
-        from dagguard.idempotent.engines.spark_write import _literal, fingerprint_aggregates, quoted_name
+        from dagguard.idempotent.engines.spark_write import sql_literal, fingerprint_aggregates, quoted_name
 
         # (SQL text: one call into the JVM for the projection, one for each aggregate.)
         values = [quoted_name(name) for name in self.columns]
         if self.checks:
             bad = spark_checks.any_flag_sql(len(self.checks))
-            values[0] = f"CASE WHEN {bad} THEN raise_error({_literal(_GUARD, 'string')}) ELSE {values[0]} END AS {values[0]}"
+            values[0] = f"CASE WHEN {bad} THEN raise_error({sql_literal(_GUARD, 'string')}) ELSE {values[0]} END AS {values[0]}"
         rows = self.checked.selectExpr(*values)  # (one projection: each one Spark analyses costs the driver)
         self._observation = Observation()
         return rows.observe(self._observation, *fingerprint_aggregates(self.columns, "f"))

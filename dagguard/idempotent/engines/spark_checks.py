@@ -47,7 +47,7 @@ def row_checks(frame: Any, spec: Any, interval: Interval, target: dict[str, str]
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    from dagguard.idempotent.engines.spark_write import _literal, quoted_name
+    from dagguard.idempotent.engines.spark_write import sql_literal, quoted_name
 
     kinds = {field.name: field.dataType for field in frame.schema.fields}
     checks: list[tuple[str, Any, Any]] = []
@@ -70,12 +70,12 @@ def row_checks(frame: Any, spec: Any, interval: Interval, target: dict[str, str]
         # function a call or more, a write's checks and fingerprint took 300-400 calls.)
         ts = quoted_name(time_column)
         checks.append(("has NULL in the time column", F.expr(f"{ts} IS NULL"), F.lit(None)))
-        start, end = _literal(interval.start, "timestamp"), _literal(interval.end, "timestamp")
+        start, end = sql_literal(interval.start, "timestamp"), sql_literal(interval.end, "timestamp")
         checks.append(("is outside the interval", F.expr(f"{ts} < {start} OR {ts} >= {end}"), F.expr(ts)))
     partition = spec.partition_column
     if partition and partition in kinds:
         declared = target.get(partition, "string")
-        value, wanted = quoted_name(partition), _literal(partition_value, declared)
+        value, wanted = quoted_name(partition), sql_literal(partition_value, declared)
         checks.append((f"has a {partition} other than {interval.partition_key}",
                        F.expr(f"NOT (cast({value} as {declared}) <=> cast({wanted} as {declared}))"),
                        F.expr(f"cast({value} as string)")))

@@ -5,8 +5,9 @@ left empty dropped.
 Spark's Parquet tables (no Delta or Iceberg jars) cannot delete or update rows, only replace
 partitions: `INSERT OVERWRITE` with `spark.sql.sources.partitionOverwriteMode=dynamic`
 replaces exactly the partitions its rows fall in and leaves every other partition's files
-alone. A merge is planned as a join of the scope's rows with the batch (inserted, updated and
-deleted counted by one aggregation), and its result written the same way.
+alone. A merge is planned as a join of the scope's rows with the batch, computed once into a
+local checkpoint while the same job counts the inserted, updated and deleted rows, and its
+result written the same way.
 """
 
 from __future__ import annotations
@@ -198,7 +199,7 @@ def overwrite_partitions(spark: Any, table: str, rows: Any, stale: list[dict[str
         with _overwrite_mode(spark, "dynamic"):
             rows.write.insertInto(table, overwrite=True)
     if stale:
-        specs = ", ".join("PARTITION (" + ", ".join(f"`{name}` = {_literal(row[name], partition_types[name])}"
+        specs = ", ".join("PARTITION (" + ", ".join(f"`{name}` = {sql_literal(row[name], partition_types[name])}"
                                                      for name in partition_types) + ")" for row in stale)
         spark.sql(f"ALTER TABLE {table} DROP IF EXISTS {specs}")
 
@@ -218,8 +219,9 @@ def _overwrite_mode(spark: Any, mode: str) -> Iterator[None]:
                 spark.conf.set(_MODE, before)
 
 
-def _literal(value: Any, declared: str) -> str:
-    """A partition value as a typed Spark SQL literal (timestamps as UTC instants)."""
+def sql_literal(value: Any, declared: str) -> str:
+    """A value (a partition value, an interval bound, a message) as a typed Spark SQL literal
+    (timestamps as UTC instants)."""
     from datetime import date, datetime, timezone
 
     if value is None:
