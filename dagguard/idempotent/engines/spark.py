@@ -288,7 +288,7 @@ class SparkEngine:
 
         from pyspark.sql import functions as F
 
-        from dagguard.idempotent.engines.spark_write import sql_literal, quoted_name
+        from dagguard.idempotent.engines.spark_write import quoted_name, sql_literal
 
         # (SQL text, one call into the JVM; built of column functions it took 40.)
         value, kind = quoted_name(column), target[column]

@@ -72,7 +72,7 @@ class SparkBatch:
             return self.typed
         from pyspark.sql import Observation
 
-        from dagguard.idempotent.engines.spark_write import sql_literal, fingerprint_aggregates, quoted_name
+        from dagguard.idempotent.engines.spark_write import fingerprint_aggregates, quoted_name, sql_literal
 
         # (SQL text: one call into the JVM for the projection, one for each aggregate.)
         values = [quoted_name(name) for name in self.columns]

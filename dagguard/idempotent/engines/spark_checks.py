@@ -47,7 +47,7 @@ def row_checks(frame: Any, spec: Any, interval: Interval, target: dict[str, str]
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    from dagguard.idempotent.engines.spark_write import sql_literal, quoted_name
+    from dagguard.idempotent.engines.spark_write import quoted_name, sql_literal
 
     kinds = {field.name: field.dataType for field in frame.schema.fields}
     checks: list[tuple[str, Any, Any]] = []
