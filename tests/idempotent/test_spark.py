@@ -352,3 +352,25 @@ def test_rows_that_change_after_their_check_fail_the_write_and_write_nothing(spa
     with pytest.raises(IntervalViolationError, match=r"1 row\(s\) is outside the interval \(e\.g\. 2026-01-06"):
         write_interval(spark, "events", frame, DAY1, time_column="ts")
     assert _files(spark, "events") == before and _rows(spark) == [(1, at(1, 1), "a")]
+
+
+def test_a_dataframes_fingerprint_keeps_the_values_recorded_before(spark, database):
+    """The fingerprint is built as SQL text now; its values are those the column-built one gave
+    (pinned from it), so the checksums in ledgers and scope records written before still match
+    the rows they describe: a column named with a space, NULLs, -0.0 and microseconds."""
+    from datetime import date
+
+    columns = "k INT, `the value` STRING, amount DOUBLE, ts TIMESTAMP, ds DATE"
+    spark.sql(f"CREATE TABLE events ({columns}) USING parquet PARTITIONED BY (ts)")
+    spark.sql(f"CREATE TABLE by_day ({columns}) USING parquet PARTITIONED BY (ds)")
+    rows = [(1, "a", 1.5, at(1, 1), date(2026, 1, 1)), (2, None, None, at(1, 2), None),
+            (3, "", -0.0, datetime(2026, 1, 1, 23, 59, 59, 999999, tzinfo=UTC), date(2026, 1, 1))]
+    frame = spark.createDataFrame(rows, columns)
+    replaced = write_interval(spark, "events", frame, DAY1, time_column="ts")
+    assert replaced.checksum.split("-", 1)[1] == "ffffffffffffffff772e5e041fc842c8.55e44b05"
+    day = write_interval(spark, "by_day", frame.fillna({"ds": "2026-01-01"}), DAY1, time_column="ts",
+                         strategy="overwrite_partition", partition_column="ds")
+    assert day.checksum.split("-", 1)[1] == "ffffffffffffffff7fada4333cc86269.ffffffffbb660431"
+    merged = write_interval(spark, "events", frame, DAY1, time_column="ts", strategy="merge", unique_key="k")
+    assert (merged.rows_inserted, merged.rows_updated, merged.rows_deleted) == (0, 0, 0)
+    assert merged.checksum == replaced.checksum

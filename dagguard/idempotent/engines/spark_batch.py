@@ -19,7 +19,6 @@ not compute the same rows twice (a random sample, a changing source). Two ways g
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from dagguard.idempotent.engines import spark_checks
@@ -28,9 +27,6 @@ from dagguard.idempotent.interval import Interval
 
 # The message of the write job's failure when a row breaks a check, found in Spark's error.
 _GUARD = "dagguard: a row of the batch failed its checks"
-# How long the driver waits for a finished write's observed metrics (Spark's listener bus
-# delivers them after the job; normally within milliseconds).
-_OBSERVATION_WAIT = 60.0
 
 
 class SparkBatch:
@@ -75,33 +71,25 @@ class SparkBatch:
         if not self.guarded:
             return self.typed
         from pyspark.sql import Observation
-        from pyspark.sql import functions as F
 
-        from dagguard.idempotent.engines.spark_write import fingerprint_aggregates
+        from dagguard.idempotent.engines.spark_write import fingerprint_aggregates, quoted_name, sql_literal
 
-        values = [F.col(name) for name in self.columns]
+        # (SQL text: one call into the JVM for the projection, one for each aggregate.)
+        values = [quoted_name(name) for name in self.columns]
         if self.checks:
-            bad = spark_checks.any_flag(len(self.checks))
-            first = self.columns[0]
-            values[0] = F.when(bad, F.raise_error(F.lit(_GUARD))).otherwise(values[0]).alias(first)
-        rows = self.checked.select(*values)  # (one projection: each one Spark analyses costs the driver)
+            bad = spark_checks.any_flag_sql(len(self.checks))
+            values[0] = f"CASE WHEN {bad} THEN raise_error({sql_literal(_GUARD, 'string')}) ELSE {values[0]} END AS {values[0]}"
+        rows = self.checked.selectExpr(*values)  # (one projection: each one Spark analyses costs the driver)
         self._observation = Observation()
-        return rows.observe(self._observation, *[value.alias(f"f{at}") for at, value in
-                                                 enumerate(fingerprint_aggregates(self.columns))])
+        return rows.observe(self._observation, *fingerprint_aggregates(self.columns, "f"))
 
     def written(self) -> tuple[int, int, int]:
         """The fingerprint of the rows the write of rows() wrote."""
-        from dagguard.idempotent.engines.spark_write import fingerprint_of
+        from dagguard.idempotent.engines.spark_write import fingerprint_of, observed
 
         if self._observation is None:
             return self.fingerprint()
-        future = self._observation._jo.future()
-        deadline = time.monotonic() + _OBSERVATION_WAIT
-        while not future.isCompleted():
-            if time.monotonic() > deadline:
-                raise AssertionError("Spark did not report the metrics of a finished write")
-            time.sleep(0.002)
-        found = self._observation.get
+        found = observed(self._observation)
         return fingerprint_of([found[f"f{at}"] for at in range(len(found))], 0)
 
     def raise_if_check_failed(self, exc: BaseException) -> None:

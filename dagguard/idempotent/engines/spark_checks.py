@@ -28,10 +28,13 @@ def typed_columns(frame: Any, target: dict[str, str], spec: Any, partition_value
     computed in the same job, so it is never written."""
     from pyspark.sql import functions as F
 
+    from dagguard.idempotent.engines.spark_write import quoted_name
+
     columns = []
     for name, declared in target.items():
         if name in frame.columns:
-            columns.append(F.col(name).try_cast(declared).alias(name))
+            # (SQL text, one call into the JVM; a column built of functions took three)
+            columns.append(F.expr(f"try_cast({quoted_name(name)} as {declared}) as {quoted_name(name)}"))
         elif spec.partition_column == name:
             columns.append(F.lit(partition_value).cast(declared).alias(name))
     return columns
@@ -43,6 +46,8 @@ def row_checks(frame: Any, spec: Any, interval: Interval, target: dict[str, str]
     `frame` must pass; IntervalViolationError at once where the columns' types settle it."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
+
+    from dagguard.idempotent.engines.spark_write import quoted_name, sql_literal
 
     kinds = {field.name: field.dataType for field in frame.schema.fields}
     checks: list[tuple[str, Any, Any]] = []
@@ -61,16 +66,19 @@ def row_checks(frame: Any, spec: Any, interval: Interval, target: dict[str, str]
             raise IntervalViolationError(
                 f"column {time_column!r} of the batch for {table} is a {kind.simpleString()}, not a timestamp; "
                 f"nothing was written")
-        ts = F.col(time_column)
-        checks.append(("has NULL in the time column", ts.isNull(), F.lit(None)))
-        outside = (ts < F.lit(interval.start)) | (ts >= F.lit(interval.end))
-        checks.append(("is outside the interval", outside, ts))
+        # (Checks as SQL text, one call into the JVM each: built of column functions, each
+        # function a call or more, a write's checks and fingerprint took 300-400 calls.)
+        ts = quoted_name(time_column)
+        checks.append(("has NULL in the time column", F.expr(f"{ts} IS NULL"), F.lit(None)))
+        start, end = sql_literal(interval.start, "timestamp"), sql_literal(interval.end, "timestamp")
+        checks.append(("is outside the interval", F.expr(f"{ts} < {start} OR {ts} >= {end}"), F.expr(ts)))
     partition = spec.partition_column
     if partition and partition in kinds:
-        value = F.col(partition).cast(target.get(partition, "string"))
-        wanted = F.lit(partition_value).cast(target.get(partition, "string"))
+        declared = target.get(partition, "string")
+        value, wanted = quoted_name(partition), sql_literal(partition_value, declared)
         checks.append((f"has a {partition} other than {interval.partition_key}",
-                       ~value.eqNullSafe(wanted), F.col(partition).cast("string")))
+                       F.expr(f"NOT (cast({value} as {declared}) <=> cast({wanted} as {declared}))"),
+                       F.expr(f"cast({value} as string)")))
     for name, declared in target.items():
         if name in kinds and kinds[name].simpleString() != declared:
             # Exact when the value survives a cast to the column's type and back.
@@ -90,15 +98,10 @@ def flag(at: int) -> str:
     return f"__dagguard_bad_{at}"
 
 
-def any_flag(count: int) -> Any:
+def any_flag_sql(count: int) -> str:
     """True where a row of the typed batch breaks any of its `count` checks (NULL, as in a
-    count of the check, counts as not broken)."""
-    from pyspark.sql import functions as F
-
-    found = F.col(flag(0))
-    for at in range(1, count):
-        found = found | F.col(flag(at))
-    return found
+    count of the check, counts as not broken), as SQL text."""
+    return "(" + " OR ".join(flag(at) for at in range(count)) + ")"
 
 
 def batch_fingerprint(checked: Any, checks: list[tuple[str, Any, Any]], columns: list[str], frame: Any,
@@ -111,7 +114,7 @@ def batch_fingerprint(checked: Any, checks: list[tuple[str, Any, Any]], columns:
 
     from dagguard.idempotent.engines.spark_write import fingerprint_aggregates, fingerprint_of
 
-    aggregates = [F.count(F.when(F.col(flag(at)), 1)) for at in range(len(checks))]
+    aggregates = [F.expr(f"count(CASE WHEN {flag(at)} THEN 1 END)") for at in range(len(checks))]
     aggregates += fingerprint_aggregates(columns)
     keys = spec.unique_key or ()
     if keys:
