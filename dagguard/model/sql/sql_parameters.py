@@ -61,7 +61,7 @@ def _bind_pyformat(sql: str, named: dict[str, Any], positional: Optional[list[An
         if text == "%%":
             return "%"
         value = next(items, _MISSING) if text == "%s" else named.get(match.group(1), _MISSING)
-        return sql_literal(value) or text
+        return _literal(value) or text
 
     return _PLACEHOLDER.sub(bind, sql)
 
@@ -70,7 +70,7 @@ def _bind_named(sql: str, named: dict[str, Any]) -> str:
     """`:name` placeholders, each bound where the dict has that name."""
     def bind(match: "re.Match[str]") -> str:
         name = match.group(1)
-        return (sql_literal(named.get(name, _MISSING)) or match.group(0)) if name else match.group(0)
+        return (_literal(named.get(name, _MISSING)) or match.group(0)) if name else match.group(0)
 
     return _COLON.sub(bind, sql)
 
@@ -79,7 +79,7 @@ def _bind_positional(sql: str, positional: list[Any]) -> str:
     """`?` placeholders when there are as many as items, else `:1`, `:2`... within the list."""
     if sum(1 for m in _QMARK.finditer(sql) if m.group(1)) == len(positional):
         items = iter(positional)
-        return _QMARK.sub(lambda m: (sql_literal(next(items)) or "?") if m.group(1) else m.group(0), sql)
+        return _QMARK.sub(lambda m: (_literal(next(items)) or "?") if m.group(1) else m.group(0), sql)
     numbers = [int(m.group(1)) for m in _COLON.finditer(sql) if m.group(1) and m.group(1).isdigit()]
     if not numbers or not all(1 <= n <= len(positional) for n in numbers):
         return sql
@@ -88,7 +88,7 @@ def _bind_positional(sql: str, positional: list[Any]) -> str:
         name = match.group(1)
         if not name or not name.isdigit():
             return match.group(0)
-        return sql_literal(positional[int(name) - 1]) or match.group(0)
+        return _literal(positional[int(name) - 1]) or match.group(0)
 
     return _COLON.sub(bind, sql)
 
@@ -96,7 +96,7 @@ def _bind_positional(sql: str, positional: list[Any]) -> str:
 _MISSING = object()
 
 
-def sql_literal(value: Any) -> Optional[str]:
+def _literal(value: Any) -> Optional[str]:
     """`value` as the SQL literal a driver sends for it, or None for anything else."""
     if isinstance(value, str):
         return "'" + value.replace("'", "''") + "'"
