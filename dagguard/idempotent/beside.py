@@ -1,6 +1,6 @@
-"""Work done on a thread beside the write: a fingerprint while the rows go in, or while the
-database surveys the interval. The engines' C code (sqlite3's step, DuckDB's and numpy's
-kernels) lets go of the GIL, so on two cores the two run at once."""
+"""Work done on a thread beside the write: the batch's checksum and bound values while SQLite
+surveys the interval's stored times. sqlite3 lets go of the GIL while a statement runs, and
+numpy inside its kernels, so on two cores the two run at once."""
 
 from __future__ import annotations
 

@@ -312,20 +312,6 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
     unchanged = False
     if in_place:
         last = _last_checksum(engine, spec, interval, partition_key)
-        pending = (engine.fingerprint_beside(batch, tuple(sorted(batch.columns)), target_columns)
-                   if checksum is None and not _may_repeat(last, batch) else None)
-        if pending is not None:
-            # Not a rerun of the interval's last write (there is none, or it had another row
-            # count): the fingerprint only goes into the ledger row, so it is computed while
-            # the rows are written.
-            try:
-                counts = _apply(engine, spec, batch, None, in_place, target_columns, bounds,
-                                (in_interval, in_partition, scope), observer)
-            except BaseException:
-                _wait_quietly(pending)
-                raise
-            return _finish(engine, spec, batch, interval, _checksum_of(engine, pending()), run, counts,
-                           partition_key)
         unchanged, fingerprint = _compare_fingerprints(engine, spec, batch, in_place, target_columns, scope,
                                                        rerun=lambda digest: last == digest)
         checksum = checksum or fingerprint
@@ -564,12 +550,6 @@ def _compare_fingerprints(engine: Engine, spec: WriteSpec, batch: AnyBatch, sour
         return False, checksum
     theirs = engine.fingerprint(spec.table.quoted, columns, *scope)
     return theirs == mine, checksum
-
-
-def _may_repeat(last: str | None, batch: AnyBatch) -> bool:
-    """Could the batch be the one the ledger's `last` checksum of the interval records? Not
-    when there is none, or it counted other rows (every checksum starts with its row count)."""
-    return last is not None and last.partition(":")[0] == str(len(batch))
 
 
 def _checksum_of(engine: Engine, fingerprint: tuple[int, ...]) -> str:

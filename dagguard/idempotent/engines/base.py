@@ -7,7 +7,7 @@ import uuid
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
 from datetime import date, datetime, timedelta, timezone
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 from dagguard.idempotent.batch import AnyBatch
 from dagguard.idempotent.capabilities import Features, features_for
@@ -173,14 +173,6 @@ class Engine(ABC):
 
     def forget_prepared(self) -> None:
         """Drop what prepare_bound() kept and no load used (a write that failed or skipped)."""
-
-    def fingerprint_beside(self, batch: AnyBatch, columns: tuple[str, ...],
-                           target_columns: dict[str, str]) -> Callable[[], tuple[int, ...] | None] | None:
-        """Start computing the batch's fingerprint() (over the batch typed as stage_in_place()
-        types it) while the write goes on, and return what waits for it; None where the engine
-        cannot compute it beside its own work (the default). Waiting for it also ends it, and
-        must happen whether or not the write succeeded."""
-        return None
 
     def has_unique_constraint(self, table: TableName) -> bool:
         """True when `table` has a primary key or unique index (where prefers_rewrite)."""

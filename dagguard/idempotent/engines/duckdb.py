@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import uuid
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 from dagguard.idempotent.arrow.batch import ArrowBatch
 from dagguard.idempotent.batch import AnyBatch, Batch
-from dagguard.idempotent.beside import beside
 from dagguard.idempotent.engines.base import Engine
 from dagguard.idempotent.errors import IdempotentWriteError
 from dagguard.idempotent.identifiers import TableName, quote_identifier
@@ -165,28 +164,6 @@ class DuckDBEngine(Engine):
         # columns 0.066 s -> 0.033 s.)
         count, first, second = self.query(_fingerprint_sql(source, columns, where), params)[0]
         return int(count), int(first), int(second)
-
-    def fingerprint_beside(self, batch: AnyBatch, columns: tuple[str, ...],
-                           target_columns: dict[str, str]) -> Callable[[], tuple[int, ...] | None] | None:
-        # A second connection to the same database scans the Arrow batch on a thread while
-        # this one inserts it: DuckDB scans a registered Arrow table on one core, so the
-        # fingerprint (0.03 s per 1M rows of five columns, a fifth of the insert) need not
-        # wait for it. It reads only the batch, so it stays outside the write's transaction.
-        if not isinstance(batch, ArrowBatch):
-            return None
-        cursor = self.connection.cursor()
-        view = f"dagguard_arrow_{uuid.uuid4().hex[:12]}"
-        cursor.register(view, batch.table)
-        sql = _fingerprint_sql(_typed(view, batch.columns, target_columns), columns, "1 = 1")
-
-        def compute() -> tuple[int, ...]:
-            try:
-                count, first, second = cursor.execute(sql).fetchone()
-            finally:
-                cursor.close()  # (its registration goes with it)
-            return int(count), int(first), int(second)
-
-        return beside(compute, "dagguard-fingerprint")
 
     def has_unique_constraint(self, table: TableName) -> bool:
         # A key deleted and inserted again in one transaction can trip DuckDB's ART index.
