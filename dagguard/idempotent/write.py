@@ -6,13 +6,13 @@ import dataclasses
 import functools
 import random
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import date, datetime, timedelta, timezone
 from typing import Any, Callable, Sequence
 
 from dagguard.idempotent import strategies
 from dagguard.idempotent.arrow.batch import ArrowBatch
 from dagguard.idempotent.batch import AnyBatch, replace_column
-from dagguard.idempotent.beside import beside
 from dagguard.idempotent.checksum import recorded_as, write_checksum
 from dagguard.idempotent.connections import open_engine
 from dagguard.idempotent.engines import Engine
@@ -296,18 +296,20 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
                 target_columns: dict[str, str], bounds: tuple[Any, Any, Any],
                 in_place: str | None, partition_key: str | None = None) -> WriteResult:
     """The strategy's statements, after the batch has been checked against the target."""
-    early = last = None
-    if checksum is None and not in_place and isinstance(batch, ArrowBatch) and len(batch):
+    last = None
+    checksum_first = checksum is None and not in_place and isinstance(batch, ArrowBatch) and len(batch) > 0
+    if checksum_first:
         # The batch's checksum (numpy), and where the batch is not a rerun the values the engine
         # binds, are computed while the engine decides how to find the interval's rows: SQLite
-        # surveys the stored times (2M rows: 0.5 CPU s), letting go of the GIL meanwhile.
+        # surveys the stored times (2M rows: 0.5 CPU s), letting go of the GIL meanwhile. (A
+        # failed survey leaves the block only once the thread is done; its result is dropped.)
         last = _last_checksum(engine, spec, interval, partition_key)
-        early = beside(functools.partial(_checksum_and_bound, engine, batch, last), "dagguard-checksum")
-    try:
+        with ThreadPoolExecutor(1, thread_name_prefix="dagguard-checksum") as pool:
+            computed = pool.submit(_checksum_and_bound, engine, batch, last)
+            in_interval, in_partition = _tests(engine, spec, target_columns, bounds, partition_key)
+            checksum = computed.result()
+    else:
         in_interval, in_partition = _tests(engine, spec, target_columns, bounds, partition_key)
-    except BaseException:
-        _wait_quietly(early)
-        raise
     scope = _scope(spec, in_partition if in_partition is not None else in_interval)
     unchanged = False
     if in_place:
@@ -315,12 +317,12 @@ def _write_rows(engine: Engine, spec: WriteSpec, batch: AnyBatch, interval: Inte
         unchanged, fingerprint = _compare_fingerprints(engine, spec, batch, in_place, target_columns, scope,
                                                        rerun=lambda digest: last == digest)
         checksum = checksum or fingerprint
-    checksum = checksum or (early() if early is not None else write_checksum(batch))
+    checksum = checksum or write_checksum(batch)
     loaded = None
     # Only for Arrow batches, the columnar path: a rerun with Python rows keeps rewriting the
     # interval and reporting the rows it deleted and inserted, as it always has.
     if (not in_place and isinstance(batch, ArrowBatch) and len(batch) and engine.can_fingerprint
-            and recorded_as(last if early is not None else _last_checksum(engine, spec, interval, partition_key),
+            and recorded_as(last if checksum_first else _last_checksum(engine, spec, interval, partition_key),
                             checksum, batch)):
         # A rerun of the ledger's last write of this interval: compare fingerprints of the
         # batch and of the interval, which costs less than rewriting the rows when they match
@@ -364,15 +366,6 @@ def _tests(engine: Engine, spec: WriteSpec, target_columns: dict[str, str], boun
         return None, engine.partition_test(spec.table, spec.partition_column, partition_value,
                                            target_columns[spec.partition_column])
     return engine.interval_test(spec.table, spec.time_column, start, end), None
-
-
-def _wait_quietly(pending: Callable[[], Any] | None) -> None:
-    """Wait for work begun beside a write that failed: the write's own error is the one raised."""
-    if pending is not None:
-        try:
-            pending()
-        except Exception:
-            pass
 
 
 def _apply(engine: Engine, spec: WriteSpec, batch: AnyBatch, loaded: str | None, in_place: str | None,
